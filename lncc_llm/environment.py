@@ -1,0 +1,158 @@
+"""Preparação do ambiente dos notebooks: silêncio, modo offline, sementes e dispositivo.
+
+Ver Capítulo 1, seção "Verificação do ambiente".
+"""
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import random
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+# Bibliotecas que escrevem no stderr só por serem importadas (ver COURSE.md, "Gotchas").
+_NOISY_LOGGERS = (
+    "torchao",
+    "torch.utils._pytree",
+    "bitsandbytes",
+    "transformers",
+    "huggingface_hub",
+    "accelerate",
+    "datasets",
+    "peft",
+    "trl",
+    "matplotlib",
+    "matplotlib.font_manager",
+)
+
+_QUIET_ENV = "LNCC_LLM_QUIET"
+
+
+def silence_library_noise() -> None:
+    """Silencia avisos e logs que bibliotecas imprimem ao serem importadas.
+
+    Chame antes de importar ``transformers``; ``setup_notebook`` já faz isso.
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    for name in _NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=".*TypedStorage is deprecated.*")
+    import transformers  # depois de calar os loggers acima
+
+    transformers.utils.logging.set_verbosity_error()
+    # A barra "Loading weights" aparece a cada carga, mesmo de 0,1 s: fica desligada.
+    # Só a conversão única do GGUF (models.convert_decoder) religa a barra.
+    transformers.utils.logging.disable_progress_bar()
+
+
+def progress_quiet() -> bool:
+    """Diz se as barras de progresso devem ficar caladas (``LNCC_LLM_QUIET=1``, usado sob nbval).
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    return os.environ.get(_QUIET_ENV, "0").strip().lower() in {"1", "true", "sim", "yes"}
+
+
+def set_offline(offline: bool = True) -> None:
+    """Liga (ou desliga) o modo offline do Hugging Face, sem nenhum download implícito.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    value = "1" if offline else "0"
+    os.environ["HF_HUB_OFFLINE"] = value
+    os.environ["TRANSFORMERS_OFFLINE"] = value
+    os.environ["HF_DATASETS_OFFLINE"] = value
+    if "huggingface_hub" in sys.modules:  # já importado: a constante foi lida na importação
+        import huggingface_hub.constants as hf_constants
+
+        hf_constants.HF_HUB_OFFLINE = offline
+
+
+def is_offline() -> bool:
+    """Diz se o modo offline do Hugging Face está ligado.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    if "huggingface_hub" in sys.modules:
+        import huggingface_hub.constants as hf_constants
+
+        return bool(hf_constants.HF_HUB_OFFLINE)
+    return os.environ.get("HF_HUB_OFFLINE", "0").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def seed_everything(seed: int = 0) -> None:
+    """Fixa as sementes de Python, NumPy e PyTorch (CPU e GPU).
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"A semente deve ser um inteiro não negativo; recebi {seed!r}.")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # também semeia todas as GPUs
+    os.environ["PYTHONHASHSEED"] = str(seed)
+
+
+def choose_device(device: str | None = None) -> torch.device:
+    """Escolhe o dispositivo: o pedido, ``$LNCC_LLM_DEVICE``, ou GPU se houver, senão CPU.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    requested = device or os.environ.get("LNCC_LLM_DEVICE") or None
+    if requested is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(requested)
+    except (RuntimeError, TypeError) as err:
+        raise ValueError(
+            f"Dispositivo desconhecido: {requested!r}. Use 'cpu', 'cuda' ou 'cuda:0'."
+        ) from err
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"O dispositivo {requested!r} foi pedido, mas não há GPU CUDA visível. "
+            "Use device='cpu' (ou remova LNCC_LLM_DEVICE)."
+        )
+    return chosen
+
+
+def environment_line(device: torch.device, seed: int) -> str:
+    """Monta a linha curta e estável que descreve o ambiente do notebook.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    import transformers
+
+    from . import __version__
+
+    torch_version = torch.__version__.split("+")[0]
+    py = ".".join(platform.python_version_tuple()[:2])
+    return (
+        f"lncc_llm {__version__} | Python {py} | torch {torch_version} | "
+        f"transformers {transformers.__version__} | dispositivo: {device.type} | "
+        f"semente: {seed} | offline: {'sim' if is_offline() else 'não'}"
+    )
+
+
+def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = True) -> torch.device:
+    """Prepara um capítulo: silencia ruído, força o modo offline, fixa sementes e escolhe o dispositivo.
+
+    Imprime uma linha estável com versões, dispositivo e semente, e devolve o
+    ``torch.device`` escolhido. Leitores online podem passar ``offline=False``
+    para carregar modelos do Hub por nome.
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    set_offline(offline)  # antes de importar transformers, que lê o modo offline na importação
+    silence_library_noise()
+    seed_everything(seed)
+    chosen = choose_device(device)
+    print(environment_line(chosen, seed))
+    return chosen
