@@ -8,4 +8,3 @@ import os
 os.environ["LNCC_LLM_QUIET"] = "1"  # sem barras de progresso nem avisos de conversão
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")

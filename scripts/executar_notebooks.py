@@ -43,7 +43,7 @@ def notebooks_in_toc_order():
 def main(filters):
     os.environ["LNCC_LLM_QUIET"] = "1"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    os.environ.pop("MPLBACKEND", None)  # o kernel usa o backend inline do Jupyter
     paths = [p for p in notebooks_in_toc_order() if not filters or any(f in p.name for f in filters)]
     if not paths:
         sys.exit("Nenhum notebook encontrado no _toc.yml com esses nomes.")
