@@ -57,10 +57,10 @@ def _pasta_es5() -> Path | None:
 
 def _erro_pacote_ausente() -> ExtensionError:
     return ExtensionError(
-        "MathJax local não encontrado: o livro serve o MathJax sem internet a "
-        f"partir do pacote do PyPI 'django-static-mathjax'. Instale-o com:\n\n"
-        f"    pip install {PACOTE_PIP}\n\n"
-        "(ele já está em requirements.txt)."
+        "MathJax local não encontrado. O livro serve o MathJax sem internet a partir "
+        "do pacote do PyPI 'django-static-mathjax', que não está instalado neste "
+        f"ambiente. Instale-o com:  pip install {PACOTE_PIP}  "
+        "(ele consta de requirements.txt)."
     )
 
 
