@@ -73,3 +73,23 @@ def test_choose_device():
         with pytest.raises(ValueError, match="não há GPU"):
             choose_device("cuda")
         assert choose_device() == torch.device("cpu")
+
+
+def test_setup_and_model_loading_print_nothing_to_stderr(tmp_path):
+    # Num processo novo, como num kernel: importar e carregar não pode sujar o stderr
+    # (torchao, bitsandbytes e torch.utils._pytree escrevem lá ao serem importados).
+    import subprocess
+    import sys
+
+    code = (
+        "import lncc_llm\n"
+        "lncc_llm.setup_notebook()\n"
+        "import torchao, bitsandbytes, peft\n"
+        "model, tok = lncc_llm.load_encoder()\n"
+        "print(type(model).__name__)\n"
+    )
+    env = {**os.environ, "LNCC_LLM_QUIET": "0", "PYTHONWARNINGS": "default"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "BertModel"
+    assert done.stderr == "", done.stderr

@@ -143,3 +143,20 @@ def test_half_written_cache_is_rebuilt_not_loaded(monkeypatch, tmp_path):
     assert calls == [target] and not stale.exists()
     assert (target / "model.safetensors").read_bytes() == b"pesos completos"
     assert models.ensure_decoder_cache() == target and len(calls) == 1  # completo: não reconverte
+
+
+def test_conversion_reproduces_gguf_logits_exactly(monkeypatch, tmp_path):
+    # A conversão real, numa pasta nova: o modelo salvo dá os mesmos logits do GGUF.
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = models.convert_decoder(tmp_path / "convertido")
+    assert models.is_complete_cache(target)
+    assert not list(tmp_path.glob(".*parcial*"))  # nada de pastas temporárias esquecidas
+    gguf = models.decoder_gguf_path()
+    original = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32).eval()
+    converted = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32).eval()
+    tokenizer = AutoTokenizer.from_pretrained(target)
+    ids = tokenizer("What is 27 + 58?", return_tensors="pt")
+    with torch.no_grad():
+        delta = (original(**ids).logits - converted(**ids).logits).abs().max().item()
+    assert delta == 0.0
