@@ -105,9 +105,13 @@ def plot_pca(vectors, labels: Sequence[str], ax=None, title: str | None = None, 
     special = [lab.startswith("[") and lab.endswith("]") for lab in labels]
     colors = ["tab:red" if s else "tab:blue" for s in special]
     ax.scatter(coords[:, 0], coords[:, 1], c=colors, s=60, zorder=3)
+    # Rótulos de pontos quase coincidentes descem alguns pontos, para não se sobreporem.
+    span = np.ptp(coords, axis=0)
+    scaled = coords / np.where(span > 0, span, 1.0)
     for i, (x, y) in enumerate(coords):
         text = f"{i}:{labels[i]}" if index_labels else labels[i]
-        ax.annotate(text, (x, y), textcoords="offset points", xytext=(6, 5), fontsize=10)
+        crowd = int(np.sum(np.linalg.norm(scaled[:i] - scaled[i], axis=1) < 0.06))
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(7, 4 - 12 * crowd), fontsize=10)
     ax.axhline(0, color="0.85", lw=0.8, zorder=1)
     ax.axvline(0, color="0.85", lw=0.8, zorder=1)
     ax.set_xlabel("PC1")

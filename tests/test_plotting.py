@@ -51,3 +51,12 @@ def test_plot_pca_labels_each_point_with_index():
     with pytest.raises(ValueError, match="rótulos"):
         plot_pca(data, TOKENS[:3])
     plt.close("all")
+
+
+def test_plot_pca_separates_labels_of_nearby_points():
+    data = np.array([[0.0, 0.0], [0.01, 0.0], [5.0, 5.0], [0.0, 0.01], [5.0, -5.0], [-5.0, 4.0]])
+    ax, _ = plot_pca(data, ["x", "y", "z", "w", "u", "v"])
+    heights = [t.xyann[1] for t in ax.texts]
+    assert len({heights[0], heights[1], heights[3]}) == 3  # três pontos juntos, três alturas
+    assert heights[2] == heights[0]  # o ponto isolado fica na altura padrão
+    plt.close("all")
