@@ -15,7 +15,14 @@ from .attention import (
     scaled_dot_product_attention,
     split_heads,
 )
-from .environment import choose_device, seed_everything, set_offline, setup_notebook, silence_library_noise
+from .environment import (
+    choose_device,
+    progress,
+    seed_everything,
+    set_offline,
+    setup_notebook,
+    silence_library_noise,
+)
 from .models import (
     CacheNotWritableError,
     ModelNotAvailableError,
@@ -35,6 +42,7 @@ __all__ = [
     "scaled_dot_product_attention",
     "split_heads",
     "choose_device",
+    "progress",
     "seed_everything",
     "set_offline",
     "setup_notebook",

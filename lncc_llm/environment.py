@@ -156,3 +156,17 @@ def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = Tru
     chosen = choose_device(device)
     print(environment_line(chosen, seed))
     return chosen
+
+
+def progress(iterable=None, **kwargs):
+    """Barra de progresso (``tqdm.auto``) que aparece no JupyterLab e fica calada sob nbval.
+
+    Use em laços de mais de alguns segundos: ``for step in progress(range(n), desc="treino")``.
+    Com ``LNCC_LLM_QUIET=1`` (nbval, ``scripts/executar_notebooks.py``) nada é exibido.
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
+    from tqdm.auto import tqdm
+
+    kwargs.setdefault("disable", progress_quiet())
+    kwargs.setdefault("leave", False)
+    return tqdm(iterable, **kwargs)

@@ -93,3 +93,15 @@ def test_setup_and_model_loading_print_nothing_to_stderr(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "BertModel"
     assert done.stderr == "", done.stderr
+
+
+def test_progress_is_quiet_under_nbval_and_visible_otherwise(monkeypatch):
+    from lncc_llm import progress
+
+    monkeypatch.setenv("LNCC_LLM_QUIET", "1")
+    bar = progress(range(3))
+    assert bar.disable and list(bar) == [0, 1, 2]
+    monkeypatch.setenv("LNCC_LLM_QUIET", "0")
+    bar = progress(range(3))
+    assert not bar.disable
+    bar.close()
