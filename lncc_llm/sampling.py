@@ -1,0 +1,257 @@
+"""A matemática da geração, como biblioteca: temperatura, top-p e um laço de geração próprio.
+
+O laço (``generate``) faz, token a token, o que o texto do Capítulo 4 descreve:
+calcula os logits do próximo token, aplica a temperatura, recorta o núcleo do
+top-p, sorteia com um ``torch.Generator`` na CPU (a mesma semente dá os mesmos
+tokens na CPU e na GPU) e usa o KV cache do modelo, ou recalcula o prefixo
+inteiro a cada passo quando o cache está desligado.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import torch
+
+
+# ----------------------------------------------------------------------------- validação
+
+
+def _check_temperature(temperature: float) -> float:
+    try:
+        value = float(temperature)
+    except (TypeError, ValueError):
+        raise ValueError(f"temperature deve ser um número > 0; recebi {temperature!r}.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"temperature deve ser > 0 (e finita); recebi {temperature!r}. Para sempre escolher o token "
+            "mais provável, use greedy=True em vez de temperatura 0."
+        )
+    return value
+
+
+def _check_top_p(p: float) -> float:
+    try:
+        value = float(p)
+    except (TypeError, ValueError):
+        raise ValueError(f"top_p deve ser um número no intervalo (0, 1]; recebi {p!r}.") from None
+    if not (0.0 < value <= 1.0):
+        raise ValueError(
+            f"top_p deve estar no intervalo (0, 1]; recebi {p!r}. Use 1.0 para desligar o recorte do núcleo."
+        )
+    return value
+
+
+# ----------------------------------------------------------------------------- distribuições
+
+
+def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Divide os logits pela temperatura τ > 0: ``softmax(z/τ)`` concentra (τ < 1) ou espalha (τ > 1).
+
+    Ver Capítulo 4, seção 4.9.
+    """
+    return logits / _check_temperature(temperature)
+
+
+def entropy(probs: torch.Tensor) -> torch.Tensor:
+    """Entropia de Shannon, em nats, de distribuições na última dimensão (termos com p = 0 contam zero).
+
+    Ver Capítulo 4, seção 4.9.
+    """
+    p = probs.double()
+    return -(torch.where(p > 0, p * p.log(), torch.zeros_like(p))).sum(-1)
+
+
+class Nucleus(NamedTuple):
+    """Resultado de ``top_p_filter``: ids do núcleo (do mais provável ao menos) e a distribuição renormalizada."""
+
+    indices: torch.Tensor
+    probs: torch.Tensor
+
+
+def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nucleus:
+    """Núcleo do top-p: o menor conjunto S_p de tokens cuja probabilidade somada é ≥ p, renormalizado.
+
+    ``logits`` é um vetor ``(|V|,)``. Devolve ``Nucleus(indices, probs)``: os ids de S_p,
+    em ordem decrescente de probabilidade, e o vetor ``(|V|,)`` com p̃(v) = p(v)/Σ_{S_p} p
+    dentro do núcleo e 0 fora dele. ``temperature`` é aplicada antes do softmax.
+    Ver Capítulo 4, seção 4.10.
+    """
+    p = _check_top_p(p)
+    if logits.dim() != 1:
+        raise ValueError(f"top_p_filter espera um vetor de logits (|V|,); recebi forma {tuple(logits.shape)}.")
+    probs = torch.softmax(apply_temperature(logits.double(), temperature), dim=-1)
+    sorted_probs, order = torch.sort(probs, descending=True)
+    cumulative = torch.cumsum(sorted_probs, dim=-1)
+    # número de tokens necessários: a primeira posição em que a massa acumulada atinge p
+    size = int(torch.searchsorted(cumulative, torch.tensor([p], dtype=cumulative.dtype, device=cumulative.device)).item()) + 1
+    size = min(size, probs.numel())
+    if p >= 1.0:  # sem recorte: a soma em ponto flutuante chega a 1 antes da cauda de probabilidades ínfimas
+        size = probs.numel()
+    keep = order[:size]
+    filtered = torch.zeros_like(probs)
+    filtered[keep] = probs[keep] / probs[keep].sum()
+    return Nucleus(keep, filtered.to(logits.dtype if logits.is_floating_point() else torch.float32))
+
+
+# ----------------------------------------------------------------------------- laço de geração
+
+
+@dataclass
+class Generation:
+    """O que ``generate`` devolve: o texto novo, os ids e, opcionalmente, as distribuições de cada passo."""
+
+    text: str
+    new_ids: list[int]
+    prompt_ids: list[int]
+    stopped_at_eos: bool
+    chosen_probs: list[float] = field(default_factory=list)
+    entropies: list[float] = field(default_factory=list)
+    step_probs: torch.Tensor | None = None
+    truncated_tokens: int = 0
+
+
+def _prompt_ids(tokenizer, prompt, chat: bool) -> list[int]:
+    if isinstance(prompt, str):
+        if not prompt.strip():
+            raise ValueError("O prompt está vazio: escreva algum texto para o modelo continuar.")
+        if chat:
+            messages = [{"role": "user", "content": prompt}]
+        else:
+            return tokenizer(prompt)["input_ids"]
+    elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(m, dict) for m in prompt):
+        if not chat:
+            raise ValueError("Uma lista de mensagens exige chat=True (ela passa pelo template de chat).")
+        messages = list(prompt)
+    else:
+        raise ValueError(
+            "O prompt deve ser um texto não vazio ou, com chat=True, uma lista de mensagens "
+            '[{"role": "user", "content": "..."}].'
+        )
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError("Este tokenizador não tem template de chat; use chat=False.")
+    ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    if isinstance(ids, dict) or hasattr(ids, "keys"):
+        ids = ids["input_ids"]
+    return list(ids)
+
+
+def context_window(model) -> int:
+    """Janela de contexto do modelo (``max_position_embeddings`` ou ``n_positions`` da configuração).
+
+    Ver Capítulo 5, seção 5.8.
+    """
+    cfg = model.config
+    for name in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(cfg, name, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    raise ValueError("Não encontrei a janela de contexto na configuração do modelo.")
+
+
+@torch.no_grad()
+def generate(
+    model,
+    tokenizer,
+    prompt,
+    max_new_tokens: int = 40,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    greedy: bool = False,
+    use_cache: bool = True,
+    seed: int = 0,
+    generator: torch.Generator | None = None,
+    stop_at_eos: bool = True,
+    chat: bool = False,
+    return_probs: bool = False,
+    on_overflow: str = "truncate",
+) -> Generation:
+    """Gera token a token com temperatura, top-p, modo guloso, KV cache e parada no EOS.
+
+    O sorteio usa um ``torch.Generator`` na CPU semeado com ``seed`` (ou o ``generator``
+    dado), então a mesma semente dá os mesmos tokens na CPU e na GPU. Com
+    ``use_cache=False`` o prefixo inteiro é recalculado a cada passo (mesmo texto,
+    mais lento). ``chat=True`` passa o prompt pelo template de chat do tokenizador.
+    Se prompt + ``max_new_tokens`` não cabem na janela do modelo, os tokens mais
+    antigos do prompt são descartados com um aviso (``on_overflow="truncate"``) ou
+    a chamada é recusada (``on_overflow="error"``). ``return_probs=True`` guarda a
+    distribuição usada em cada passo.
+    Ver Capítulo 4, seção 4.12.
+    """
+    if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens deve ser um inteiro ≥ 1; recebi {max_new_tokens!r}.")
+    if not greedy:
+        temperature = _check_temperature(temperature)
+        top_p = _check_top_p(top_p)
+    if on_overflow not in ("truncate", "error"):
+        raise ValueError(f"on_overflow deve ser 'truncate' ou 'error'; recebi {on_overflow!r}.")
+    ids = _prompt_ids(tokenizer, prompt, chat)
+
+    window = context_window(model)
+    if max_new_tokens >= window:
+        raise ValueError(f"max_new_tokens = {max_new_tokens} não cabe na janela de {window} tokens do modelo.")
+    overflow = len(ids) + max_new_tokens - window
+    if overflow > 0:
+        if on_overflow == "error":
+            raise ValueError(
+                f"O prompt tem {len(ids)} tokens; com max_new_tokens = {max_new_tokens} passaria da janela de "
+                f"{window} tokens do modelo. Encurte o prompt ou use on_overflow='truncate'."
+            )
+        warnings.warn(
+            f"Prompt de {len(ids)} tokens + {max_new_tokens} novos passaria da janela de {window}: "
+            f"descartei os {overflow} tokens mais antigos do prompt.",
+            stacklevel=2,
+        )
+        ids = ids[overflow:]
+
+    if generator is None:
+        generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    device = next(model.parameters()).device
+    eos = tokenizer.eos_token_id
+    sequence = torch.tensor([ids], device=device)
+    new_ids: list[int] = []
+    chosen, entropies, all_probs = [], [], []
+    past = None
+    stopped = False
+
+    for _ in range(max_new_tokens):
+        if use_cache and past is not None:
+            out = model(input_ids=sequence[:, -1:], past_key_values=past, use_cache=True)
+        else:
+            out = model(input_ids=sequence, use_cache=use_cache)
+        past = out.past_key_values if use_cache else None
+        logits = out.logits[0, -1].float().cpu()
+
+        if greedy:
+            probs = torch.softmax(logits.double(), dim=-1)
+            next_id = int(torch.argmax(logits).item())
+        else:
+            if top_p < 1.0:
+                probs = top_p_filter(logits, top_p, temperature).probs.double()
+            else:
+                probs = torch.softmax(apply_temperature(logits.double(), temperature), dim=-1)
+            next_id = int(torch.multinomial(probs, 1, generator=generator).item())
+
+        new_ids.append(next_id)
+        chosen.append(float(probs[next_id]))
+        entropies.append(float(entropy(probs)))
+        if return_probs:
+            all_probs.append(probs.float())
+        if stop_at_eos and eos is not None and next_id == eos:
+            stopped = True
+            break
+        sequence = torch.cat([sequence, torch.tensor([[next_id]], device=device)], dim=1)
+
+    text = tokenizer.decode(new_ids, skip_special_tokens=True)
+    return Generation(
+        text=text,
+        new_ids=new_ids,
+        prompt_ids=ids,
+        stopped_at_eos=stopped,
+        chosen_probs=chosen,
+        entropies=entropies,
+        step_probs=torch.stack(all_probs) if return_probs else None,
+        truncated_tokens=max(overflow, 0),
+    )

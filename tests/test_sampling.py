@@ -1,0 +1,132 @@
+"""Testes de lncc_llm.sampling: temperatura, top-p contra o transformers e o laço de geração no SmolLM2."""
+import math
+
+import pytest
+import torch
+from transformers.generation.logits_process import TopPLogitsWarper
+
+from lncc_llm.sampling import apply_temperature, context_window, entropy, generate, top_p_filter
+
+PROMPT = "Transformers are models that"
+
+
+@pytest.fixture(scope="module")
+def next_logits(decoder):
+    model, tok = decoder
+    ids = tok(PROMPT, return_tensors="pt")
+    with torch.no_grad():
+        return model(**ids).logits[0, -1].float()
+
+
+def test_temperature_ratio_law():
+    z = torch.tensor([2.0, 0.5, -1.0], dtype=torch.float64)
+    for tau in (0.25, 1.0, 4.0):
+        p = torch.softmax(apply_temperature(z, tau), -1)
+        assert math.isclose(p[0] / p[1], math.exp((z[0] - z[1]) / tau), rel_tol=1e-12)
+    assert entropy(torch.softmax(apply_temperature(z, 0.25), -1)) < entropy(torch.softmax(z, -1))
+
+
+def test_entropy_of_uniform_and_one_hot():
+    assert math.isclose(float(entropy(torch.full((8,), 1 / 8))), math.log(8), rel_tol=1e-12)
+    assert float(entropy(torch.tensor([0.0, 1.0, 0.0]))) == 0.0
+
+
+@pytest.mark.parametrize("p", [0.3, 0.6, 0.9, 1.0])
+def test_top_p_equals_transformers_processor(next_logits, p):
+    ours = top_p_filter(next_logits, p)
+    theirs = TopPLogitsWarper(top_p=p)(torch.zeros(1, 1, dtype=torch.long), next_logits[None].clone())[0]
+    kept = torch.isfinite(theirs).nonzero().flatten()
+    assert set(ours.indices.tolist()) == set(kept.tolist())
+    assert torch.allclose(ours.probs, torch.softmax(theirs, -1), atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [0.3, 0.6, 0.9])
+def test_nucleus_is_smallest_set_with_mass_at_least_p(next_logits, p):
+    probs = torch.softmax(next_logits.double(), -1)
+    nucleus = top_p_filter(next_logits, p)
+    mass = probs[nucleus.indices].sum().item()
+    assert mass >= p and probs[nucleus.indices[:-1]].sum().item() < p
+    assert math.isclose(float(nucleus.probs.sum()), 1.0, rel_tol=1e-6)
+    assert torch.all(nucleus.probs[nucleus.indices] > 0) and int((nucleus.probs > 0).sum()) == len(nucleus.indices)
+
+
+def test_greedy_is_identical_to_model_generate(decoder):
+    model, tok = decoder
+    ours = generate(model, tok, PROMPT, max_new_tokens=20, greedy=True)
+    ids = tok(PROMPT, return_tensors="pt")
+    ref = model.generate(**ids, max_new_tokens=20, do_sample=False)[0, ids["input_ids"].shape[1]:].tolist()
+    assert ours.new_ids == ref
+    assert ours.text.startswith(" can be used to create a new model that is a copy")
+
+
+def test_greedy_chat_is_identical_to_model_generate(decoder):
+    model, tok = decoder
+    ours = generate(model, tok, "What is 27 + 58?", max_new_tokens=15, greedy=True, chat=True)
+    x = tok.apply_chat_template([{"role": "user", "content": "What is 27 + 58?"}], add_generation_prompt=True,
+                                return_tensors="pt", return_dict=True)
+    ref = model.generate(**x, max_new_tokens=15, do_sample=False)[0, x["input_ids"].shape[1]:].tolist()
+    assert ours.new_ids == ref[: len(ours.new_ids)]
+
+
+def test_cache_on_and_off_give_identical_tokens(decoder):
+    model, tok = decoder
+    with_cache = generate(model, tok, PROMPT, max_new_tokens=12, temperature=0.7, top_p=0.9, seed=3)
+    without = generate(model, tok, PROMPT, max_new_tokens=12, temperature=0.7, top_p=0.9, seed=3, use_cache=False)
+    assert with_cache.new_ids == without.new_ids
+
+
+def test_same_seed_same_text_other_seed_other_text(decoder):
+    model, tok = decoder
+    a = generate(model, tok, PROMPT, max_new_tokens=15, temperature=1.0, seed=1)
+    b = generate(model, tok, PROMPT, max_new_tokens=15, temperature=1.0, seed=1)
+    c = generate(model, tok, PROMPT, max_new_tokens=15, temperature=1.0, seed=2)
+    assert a.new_ids == b.new_ids and a.new_ids != c.new_ids
+
+
+def test_low_temperature_approaches_greedy(decoder):
+    model, tok = decoder
+    cold = generate(model, tok, PROMPT, max_new_tokens=10, temperature=1e-4, seed=5)
+    assert cold.new_ids == generate(model, tok, PROMPT, max_new_tokens=10, greedy=True).new_ids
+
+
+def test_returns_step_distributions(decoder):
+    model, tok = decoder
+    out = generate(model, tok, PROMPT, max_new_tokens=5, temperature=0.7, top_p=0.6, return_probs=True)
+    assert out.step_probs.shape == (5, model.config.vocab_size)
+    assert torch.allclose(out.step_probs.sum(-1), torch.ones(5), atol=1e-5)
+    assert len(out.chosen_probs) == len(out.entropies) == 5
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"temperature": 0}, "temperature deve ser > 0"),
+        ({"temperature": -1.0}, "temperature deve ser > 0"),
+        ({"temperature": float("nan")}, "temperature deve ser > 0"),
+        ({"top_p": 0.0}, r"top_p deve estar no intervalo \(0, 1\]"),
+        ({"top_p": 1.5}, r"top_p deve estar no intervalo \(0, 1\]"),
+        ({"max_new_tokens": 0}, "max_new_tokens deve ser um inteiro ≥ 1"),
+    ],
+)
+def test_bad_parameters_get_pt_br_errors(decoder, kwargs, message):
+    model, tok = decoder
+    with pytest.raises(ValueError, match=message):
+        generate(model, tok, PROMPT, **kwargs)
+
+
+def test_empty_prompt_is_rejected(decoder):
+    model, tok = decoder
+    with pytest.raises(ValueError, match="prompt está vazio"):
+        generate(model, tok, "   ")
+
+
+def test_prompt_longer_than_window_is_truncated_or_refused(decoder, monkeypatch):
+    model, tok = decoder
+    monkeypatch.setattr(model.config, "max_position_embeddings", 16)
+    assert context_window(model) == 16
+    long_prompt = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+    with pytest.raises(ValueError, match="passaria da janela de 16"):
+        generate(model, tok, long_prompt, max_new_tokens=4, greedy=True, on_overflow="error")
+    with pytest.warns(UserWarning, match="descartei os"):
+        out = generate(model, tok, long_prompt, max_new_tokens=4, greedy=True)
+    assert len(out.prompt_ids) + 4 <= 16 and out.truncated_tokens > 0
