@@ -1,0 +1,207 @@
+"""*Mixture of Experts* (MoE) em miniatura: roteador top-k, especialistas, carga e balanceamento.
+
+Cada especialista é uma FFN pequena; o roteador escolhe, para cada token, os
+``k`` especialistas de maior probabilidade e combina as saídas deles com pesos
+(*gates*) que somam 1. Tudo aqui é do tamanho de um exemplo de aula, mas as
+contas (carga, perda de balanceamento, parâmetros totais e ativos) são as dos
+modelos reais.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+
+@dataclass
+class Routing:
+    """O que o roteador decidiu para ``T`` tokens e ``E`` especialistas.
+
+    ``probs`` ``(T, E)``: softmax sobre os especialistas; ``indices`` ``(T, k)``: os
+    escolhidos, do mais provável ao menos; ``gates`` ``(T, k)``: os pesos
+    renormalizados sobre os escolhidos; ``load`` ``(E,)``: tokens por especialista.
+    Ver Capítulo 3, seção 3.8.3.
+    """
+
+    probs: torch.Tensor
+    indices: torch.Tensor
+    gates: torch.Tensor
+    load: torch.Tensor
+
+
+def top_k_route(router_logits: torch.Tensor, k: int = 1) -> Routing:
+    """Softmax sobre os logits do roteador ``(T, E)``, seleção top-k e *gates* renormalizados.
+
+    Ver Capítulo 3, seção 3.8.2.
+    """
+    if router_logits.dim() != 2:
+        raise ValueError(
+            f"Os logits do roteador devem ter forma (T, E); recebi {tuple(router_logits.shape)}."
+        )
+    n_experts = router_logits.shape[-1]
+    if not 1 <= k <= n_experts:
+        raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); recebi {k}.")
+    probs = torch.softmax(router_logits, dim=-1)
+    top_probs, indices = probs.topk(k, dim=-1)
+    gates = top_probs / top_probs.sum(dim=-1, keepdim=True)
+    return Routing(probs=probs, indices=indices, gates=gates, load=expert_load(indices, n_experts))
+
+
+def expert_load(indices: torch.Tensor, n_experts: int) -> torch.Tensor:
+    """Quantos tokens cada especialista recebeu: ``load(e) = Σ_t 𝟙[e ∈ escolhidos(t)]``; soma ``T·k``.
+
+    Ver Capítulo 3, seção 3.8.4.
+    """
+    return torch.bincount(indices.reshape(-1).to(torch.long), minlength=n_experts)
+
+
+def load_fractions(load: torch.Tensor) -> torch.Tensor:
+    """A fração ``f_e`` das escolhas que foi para cada especialista (soma 1).
+
+    Ver Capítulo 3, seção 3.8.4.
+    """
+    load = load.to(torch.float64) if not load.is_floating_point() else load
+    total = load.sum()
+    if total <= 0:
+        raise ValueError("Nenhum token foi roteado: a carga total é zero.")
+    return load / total
+
+
+def load_deviation(load: torch.Tensor) -> torch.Tensor:
+    """A medida de desbalanceamento do texto, ``Σ_e (f_e − 1/E)²`` (zero quando a carga é uniforme).
+
+    Com ``k = 1``, ``f_e = load(e)/T``.
+    Ver Capítulo 3, seção 3.8.6.
+    """
+    f = load_fractions(load)
+    return ((f - 1.0 / f.numel()) ** 2).sum()
+
+
+def max_load_ratio(load: torch.Tensor) -> float:
+    """Carga do especialista mais ocupado dividida pela carga média (1.0 = perfeitamente equilibrado).
+
+    Ver Capítulo 3, seção 3.8.6.
+    """
+    f = load_fractions(load)
+    return float(f.max() * f.numel())
+
+
+def balance_loss(probs: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    """A perda auxiliar do Switch Transformer, ``E · Σ_e f_e · P_e``.
+
+    ``f_e`` é a fração das escolhas top-k feitas para ``e`` (não derivável) e ``P_e``
+    a probabilidade média que o roteador deu a ``e`` (derivável). Vale 1 com
+    roteamento uniforme e cresce quando poucos especialistas concentram tokens.
+    Ver Capítulo 3, seção 3.8.6.
+    """
+    n_experts = probs.shape[-1]
+    f = load_fractions(expert_load(indices, n_experts)).to(probs.dtype)
+    mean_probs = probs.reshape(-1, n_experts).mean(dim=0)
+    return n_experts * (f * mean_probs).sum()
+
+
+class FeedForward(nn.Module):
+    """FFN de duas camadas, ``W_2 σ(W_1 x + b_1) + b_2``, com GELU: o especialista do MoE.
+
+    Ver Capítulo 3, seção 3.8.1.
+    """
+
+    def __init__(self, d_model: int, d_ff: int, bias: bool = True):
+        super().__init__()
+        self.up = nn.Linear(d_model, d_ff, bias=bias)
+        self.act = nn.GELU()
+        self.down = nn.Linear(d_ff, d_model, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(self.act(self.up(x)))
+
+
+class MoELayer(nn.Module):
+    """Camada MoE: roteador linear ``W_g`` (sem viés), ``E`` FFNs e combinação top-k.
+
+    ``forward(x)`` recebe ``(..., d_model)`` e devolve ``(saída, Routing)``; a saída
+    de cada token é ``Σ_{e escolhido} g_e(x) · Expert_e(x)``. Só os especialistas
+    escolhidos são calculados para cada token.
+    Ver Capítulo 3, seção 3.8.2.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        d_ff: int,
+        n_experts: int,
+        k: int = 1,
+        bias: bool = True,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__()
+        if not 1 <= k <= n_experts:
+            raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); recebi {k}.")
+        self.k = k
+        self.router = nn.Linear(d_model, n_experts, bias=False)
+        self.experts = nn.ModuleList(FeedForward(d_model, d_ff, bias=bias) for _ in range(n_experts))
+        if generator is not None:
+            self.reset_parameters(generator)
+
+    @torch.no_grad()
+    def reset_parameters(self, generator: torch.Generator) -> None:
+        """Reinicializa tudo a partir de um gerador: pesos ``N(0, 1/fan_in)``, vieses zero.
+
+        Com um ``torch.Generator`` da CPU semeado, os pesos são os mesmos em qualquer máquina.
+        Ver Capítulo 3, seção 3.8.2.
+        """
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                std = module.in_features ** -0.5
+                module.weight.copy_(torch.randn(module.weight.shape, generator=generator) * std)
+                if module.bias is not None:
+                    module.bias.zero_()
+
+    @property
+    def n_experts(self) -> int:
+        return len(self.experts)
+
+    def route(self, x: torch.Tensor) -> Routing:
+        """Só o roteamento dos tokens ``(..., d_model)``, achatados em ``(T, d_model)``.
+
+        Ver Capítulo 3, seção 3.8.3.
+        """
+        return top_k_route(self.router(x.reshape(-1, x.shape[-1])), self.k)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, Routing]:
+        flat = x.reshape(-1, x.shape[-1])
+        routing = top_k_route(self.router(flat), self.k)
+        out = torch.zeros_like(flat)
+        for e, expert in enumerate(self.experts):
+            token_idx, slot = torch.nonzero(routing.indices == e, as_tuple=True)
+            if token_idx.numel() == 0:
+                continue
+            gate = routing.gates[token_idx, slot].unsqueeze(-1)
+            out.index_add_(0, token_idx, gate * expert(flat[token_idx]))
+        return out.reshape(x.shape), routing
+
+
+def count_parameters(module: nn.Module) -> int:
+    """Número de parâmetros de um módulo.
+
+    Ver Capítulo 3, seção 3.8.5.
+    """
+    return sum(p.numel() for p in module.parameters())
+
+
+def moe_parameter_counts(layer: MoELayer) -> dict[str, int]:
+    """Parâmetros de uma ``MoELayer``: por especialista (P), totais (E·P) e ativos por token (k·P), e o roteador.
+
+    Ver Capítulo 3, seção 3.8.5.
+    """
+    per_expert = count_parameters(layer.experts[0])
+    router = count_parameters(layer.router)
+    return {
+        "por_especialista": per_expert,
+        "especialistas_total": layer.n_experts * per_expert,
+        "especialistas_ativos": layer.k * per_expert,
+        "roteador": router,
+        "total": layer.n_experts * per_expert + router,
+        "ativos": layer.k * per_expert + router,
+    }
