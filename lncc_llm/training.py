@@ -1,0 +1,90 @@
+"""Peças de apoio para treinar modelos pequenos na CPU de forma reprodutível.
+
+O laço de treino em si fica visível no notebook (Apêndice A); aqui estão só o
+sorteio de lotes, a avaliação da perda e o controle do número de *threads*.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+@contextlib.contextmanager
+def fixed_threads(n: int = 2):
+    """Fixa ``torch.set_num_threads(n)`` dentro do bloco ``with`` e restaura o valor anterior ao sair.
+
+    As somas de ponto flutuante dependem de como o trabalho é repartido entre as
+    *threads*; com o número fixo, o mesmo treino dá os mesmos números em máquinas
+    com quantidades diferentes de núcleos.
+    Ver Apêndice A, seção A.11.
+    """
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"O número de threads deve ser um inteiro ≥ 1; recebi {n!r}.")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield n
+    finally:
+        torch.set_num_threads(previous)
+
+
+def random_batch(
+    data: torch.Tensor,
+    batch_size: int,
+    context_length: int,
+    generator: torch.Generator,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sorteia ``batch_size`` janelas de ``context_length`` tokens: entradas ``x`` e alvos ``y`` (x deslocado de 1).
+
+    ``data`` é um tensor 1-D de ids; o sorteio usa ``generator`` (da CPU), então o
+    mesmo gerador dá os mesmos lotes em qualquer máquina.
+    Ver Apêndice A, seção A.11.
+    """
+    if data.dim() != 1:
+        raise ValueError(f"data deve ser um tensor 1-D de ids; recebi forma {tuple(data.shape)}.")
+    if len(data) <= context_length:
+        raise ValueError(
+            f"Os dados têm {len(data)} tokens, poucos para janelas de {context_length} + 1."
+        )
+    starts = torch.randint(len(data) - context_length, (batch_size,), generator=generator)
+    offsets = torch.arange(context_length)
+    x = data[starts[:, None] + offsets]
+    y = data[starts[:, None] + offsets + 1]
+    return x, y
+
+
+def language_model_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Entropia cruzada média do próximo token: ``logits`` ``(b, n, V)`` contra ``targets`` ``(b, n)``.
+
+    Ver Apêndice A, seção A.11.
+    """
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+@torch.no_grad()
+def estimate_loss(model: torch.nn.Module, batches) -> float:
+    """Perda média do modelo (em modo ``eval``, sem *dropout*) sobre uma lista fixa de lotes ``(x, y)``.
+
+    Restaura o modo de treino anterior ao terminar. exp(perda) é a perplexidade.
+    Ver Apêndice A, seção A.11.
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        losses = [language_model_loss(model(x), y).item() for x, y in batches]
+    finally:
+        model.train(was_training)
+    if not losses:
+        raise ValueError("Nenhum lote para avaliar.")
+    return sum(losses) / len(losses)
+
+
+def perplexity(loss: float) -> float:
+    """Perplexidade = exp(entropia cruzada média, em nats).
+
+    Ver Apêndice A, seção A.11.
+    """
+    return math.exp(loss)

@@ -1,0 +1,49 @@
+"""Testes de lncc_llm.training: threads fixas, lotes reprodutíveis e avaliação da perda."""
+import math
+
+import pytest
+import torch
+
+from lncc_llm.gpt import GPTConfig, GPTModel
+from lncc_llm.training import estimate_loss, fixed_threads, language_model_loss, perplexity, random_batch
+
+
+def test_fixed_threads_sets_and_restores():
+    before = torch.get_num_threads()
+    with fixed_threads(1) as n:
+        assert n == 1 and torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(RuntimeError):
+        with fixed_threads(1):
+            raise RuntimeError("erro dentro do bloco")
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        with fixed_threads(0):
+            pass
+
+
+def test_random_batch_targets_are_inputs_shifted_by_one():
+    data = torch.arange(1000)
+    x, y = random_batch(data, 8, 16, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (8, 16)
+    assert torch.equal(y[:, :-1], x[:, 1:]) and torch.equal(y[:, -1], x[:, -1] + 1)
+    x2, _ = random_batch(data, 8, 16, torch.Generator().manual_seed(0))
+    assert torch.equal(x, x2)
+    with pytest.raises(ValueError, match="poucos"):
+        random_batch(torch.arange(10), 2, 10, torch.Generator())
+
+
+def test_estimate_loss_uses_eval_mode_and_restores_training():
+    torch.manual_seed(0)
+    model = GPTModel(GPTConfig(vocab_size=11, context_length=8, emb_dim=8, n_heads=2, n_layers=1, drop_rate=0.5))
+    model.train()
+    data = torch.arange(200) % 11
+    g = torch.Generator().manual_seed(0)
+    batches = [random_batch(data, 4, 8, g) for _ in range(3)]
+    a = estimate_loss(model, batches)
+    b = estimate_loss(model, batches)
+    assert a == b and model.training  # sem dropout na avaliação; modo de treino restaurado
+    assert abs(a - math.log(11)) < 1.0  # modelo sem treino: perto de ln|V|
+    x, y = batches[0]
+    assert language_model_loss(torch.zeros(4, 8, 11), y).item() == pytest.approx(math.log(11))
+    assert perplexity(math.log(11)) == pytest.approx(11)
