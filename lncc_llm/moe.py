@@ -101,17 +101,38 @@ def balance_loss(probs: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
     return n_experts * (f * mean_probs).sum()
 
 
+@torch.no_grad()
+def init_from_generator_(module: nn.Module, generator: torch.Generator) -> nn.Module:
+    """Reinicializa toda ``nn.Linear`` do módulo: pesos ``N(0, 1/fan_in)`` e vieses zero.
+
+    Com um ``torch.Generator`` da CPU semeado, os pesos são os mesmos em qualquer
+    máquina (o sorteio é feito na CPU e copiado para o dispositivo do módulo).
+    Ver Capítulo 3, seção 3.8.2.
+    """
+    for sub in module.modules():
+        if isinstance(sub, nn.Linear):
+            std = sub.in_features ** -0.5
+            weight = torch.randn(sub.weight.shape, generator=generator, dtype=torch.float64) * std
+            sub.weight.copy_(weight)
+            if sub.bias is not None:
+                sub.bias.zero_()
+    return module
+
+
 class FeedForward(nn.Module):
     """FFN de duas camadas, ``W_2 σ(W_1 x + b_1) + b_2``, com GELU: o especialista do MoE.
 
+    Com ``generator``, os pesos são sorteados dele (ver :func:`init_from_generator_`).
     Ver Capítulo 3, seção 3.8.1.
     """
 
-    def __init__(self, d_model: int, d_ff: int, bias: bool = True):
+    def __init__(self, d_model: int, d_ff: int, bias: bool = True, generator: torch.Generator | None = None):
         super().__init__()
         self.up = nn.Linear(d_model, d_ff, bias=bias)
         self.act = nn.GELU()
         self.down = nn.Linear(d_ff, d_model, bias=bias)
+        if generator is not None:
+            init_from_generator_(self, generator)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(self.act(self.up(x)))
@@ -122,7 +143,8 @@ class MoELayer(nn.Module):
 
     ``forward(x)`` recebe ``(..., d_model)`` e devolve ``(saída, Routing)``; a saída
     de cada token é ``Σ_{e escolhido} g_e(x) · Expert_e(x)``. Só os especialistas
-    escolhidos são calculados para cada token.
+    escolhidos são calculados para cada token. Com ``generator``, os pesos são
+    sorteados dele (ver :func:`init_from_generator_`).
     Ver Capítulo 3, seção 3.8.2.
     """
 
@@ -142,21 +164,7 @@ class MoELayer(nn.Module):
         self.router = nn.Linear(d_model, n_experts, bias=False)
         self.experts = nn.ModuleList(FeedForward(d_model, d_ff, bias=bias) for _ in range(n_experts))
         if generator is not None:
-            self.reset_parameters(generator)
-
-    @torch.no_grad()
-    def reset_parameters(self, generator: torch.Generator) -> None:
-        """Reinicializa tudo a partir de um gerador: pesos ``N(0, 1/fan_in)``, vieses zero.
-
-        Com um ``torch.Generator`` da CPU semeado, os pesos são os mesmos em qualquer máquina.
-        Ver Capítulo 3, seção 3.8.2.
-        """
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                std = module.in_features ** -0.5
-                module.weight.copy_(torch.randn(module.weight.shape, generator=generator) * std)
-                if module.bias is not None:
-                    module.bias.zero_()
+            init_from_generator_(self, generator)
 
     @property
     def n_experts(self) -> int:

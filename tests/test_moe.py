@@ -124,6 +124,9 @@ def test_seeded_init_is_reproducible():
     b = MoELayer(4, 16, 4, generator=_gen(11))
     for pa, pb in zip(a.parameters(), b.parameters()):
         assert torch.equal(pa, pb)
+    fa, fb = FeedForward(4, 16, generator=_gen(12)), FeedForward(4, 16, generator=_gen(12))
+    assert torch.equal(fa.up.weight, fb.up.weight) and torch.all(fa.up.bias == 0)
+    assert fa.up.weight.std().item() == pytest.approx(0.5, rel=0.3)  # N(0, 1/fan_in), fan_in = 4
 
 
 def test_few_steps_on_balance_loss_reduce_imbalance():

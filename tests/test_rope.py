@@ -172,3 +172,18 @@ def test_matches_smollm2_rotary_step(decoder):
     assert torch.allclose(my_cos, cos[0], atol=1e-6) and torch.allclose(my_sin, sin[0], atol=1e-6)
     # O arranjo intercalado (o do texto) não é o que este modelo usa.
     assert (apply_rope(q, positions, base=base, layout="interleaved") - q_ref).abs().max() > 1e-2
+
+
+def test_consolidation_exercise_of_the_text():
+    # Exercício de consolidação (Cap. 3): só x_reads muda para [1, -1, 0, 0].
+    x = X_TOY.clone()
+    x[2] = torch.tensor([1.0, -1.0, 0.0, 0.0], dtype=torch.float64)
+    plain = attention_logits(x, x)
+    q = apply_rope(x, torch.arange(3))
+    rope = attention_logits(q, q)
+    assert torch.equal(plain, torch.tensor([[1.0, 0.5, 0.5], [0.5, 1.5, 0.0], [0.5, 0.0, 1.0]], dtype=torch.float64))
+    expected = torch.tensor([[1.0, -0.1556, 0.2466], [-0.1556, 1.5, 0.8415], [0.2466, 0.8415, 1.0]], dtype=torch.float64)
+    assert torch.equal(rope.round(decimals=4), expected)
+    assert rope[1, 2].item() == pytest.approx(math.sin(1), abs=1e-12)
+    assert rope[0, 2].item() == pytest.approx((math.cos(2) + math.sin(2)) / 2, abs=1e-12)
+    assert torch.allclose(rope.diagonal(), plain.diagonal())
