@@ -1,8 +1,10 @@
 """lncc_llm: as ferramentas do livro "Large Language Models: da teoria à prática".
 
 Organizado por conceito: ``environment`` (preparação dos notebooks), ``models``
-(carregamento dos modelos offline), ``attention`` (atenção do zero) e ``plotting``
-(figuras). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+(modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``rope``
+(posições rotativas), ``moe`` (mistura de especialistas), ``sampling`` (temperatura,
+top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
+offline), ``corpus`` (Shakespeare offline) e ``training`` (treino reprodutível). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
 __version__ = "0.1.0"
 
@@ -30,7 +32,14 @@ from .models import (
     load_decoder,
     load_encoder,
 )
+from .corpus import CharTokenizer, shakespeare_text, train_val_split
+from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel
+from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .plotting import pca_2d, plot_attention, plot_pca
+from .rope import apply_rope, attention_logits, rope_angles, rope_cos_sin, rotate_half, rotation_matrix
+from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
+from .tokenization import gpt2_tokenizer
+from .training import fixed_threads, perplexity
 
 __all__ = [
     "__version__",
@@ -55,4 +64,29 @@ __all__ = [
     "pca_2d",
     "plot_attention",
     "plot_pca",
+    "CharTokenizer",
+    "shakespeare_text",
+    "train_val_split",
+    "GPT_CONFIG_124M",
+    "GPTConfig",
+    "GPTModel",
+    "MoELayer",
+    "balance_loss",
+    "expert_load",
+    "moe_parameter_counts",
+    "top_k_route",
+    "apply_rope",
+    "attention_logits",
+    "rope_angles",
+    "rope_cos_sin",
+    "rotate_half",
+    "rotation_matrix",
+    "apply_temperature",
+    "context_window",
+    "entropy",
+    "generate",
+    "top_p_filter",
+    "gpt2_tokenizer",
+    "fixed_threads",
+    "perplexity",
 ]

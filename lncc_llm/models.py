@@ -43,11 +43,17 @@ _DECODER_ALIASES = {"smollm2", "smollm2-135m-instruct", DECODER_NAME.lower()}
 
 
 class ModelNotAvailableError(RuntimeError):
-    """O modelo pedido não pode ser carregado aqui; a mensagem diz o que instalar ou fazer."""
+    """O modelo pedido não pode ser carregado aqui; a mensagem diz o que instalar ou fazer.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
 
 
 class CacheNotWritableError(OSError):
-    """A pasta de cache do curso não pode ser criada ou escrita."""
+    """A pasta de cache do curso não pode ser criada ou escrita; a mensagem diz como escolher outra.
+
+    Ver Capítulo 1, seção "Verificação do ambiente".
+    """
 
 
 # ----------------------------------------------------------------------------- pacotes offline

@@ -96,3 +96,19 @@ def test_notebook_outputs_are_stored_clean_and_checked(nb_path):
             assert i + 1 < len(code) and "NBVAL_IGNORE_OUTPUT" not in _src(code[i + 1]), (
                 "toda célula ignorada pelo nbval precisa ser seguida de uma célula verificada"
             )
+
+
+def test_public_api_has_pt_br_docstrings_pointing_to_the_book():
+    import inspect
+
+    import lncc_llm
+
+    missing = []
+    for name in lncc_llm.__all__:
+        obj = getattr(lncc_llm, name)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        doc = inspect.getdoc(obj) or ""
+        if not re.search(r"Ver (Capítulo|Apêndice)", doc):
+            missing.append(name)
+    assert not missing, f"sem docstring que aponte o capítulo: {missing}"
