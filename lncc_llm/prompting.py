@@ -1,0 +1,250 @@
+"""Ferramentas do Capítulo 5: rótulos por log-probabilidade, leitura de respostas, voto e janela de contexto.
+
+* ``label_logprob`` / ``score_labels`` / ``classify``: pontuam cada rótulo candidato
+  pela soma das log-probabilidades dos seus tokens, dado o prompt (uma passagem
+  para frente por par prompt–rótulo), sem depender do que o modelo *gera*;
+* ``parse_label`` e ``majority_vote``: transformam textos gerados em rótulos e
+  decidem por maioria (autoconsistência), com ``"INDETERMINADO"`` quando nada
+  pode ser lido ou quando há empate;
+* ``truncate_ids``, ``truncate_text`` e ``simulated_window``: cortam uma entrada
+  longa para caber numa janela de contexto e simulam uma janela menor;
+* ``COURSE_REVIEWS``: um pequeno conjunto rotulado de avaliações curtas, escritas
+  para o curso (10 em português e 10 em inglês, metade positivas).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from contextlib import contextmanager
+from typing import NamedTuple
+
+import torch
+
+from .sampling import _prompt_ids
+
+UNDECIDED = "INDETERMINADO"
+
+LABELS_PT = ("POSITIVO", "NEGATIVO")
+LABELS_EN = ("POSITIVE", "NEGATIVE")
+
+# Grafias aceitas ao ler uma resposta livre: o modelo às vezes troca de idioma ou de gênero.
+SENTIMENT_ALIASES = {
+    "POSITIVO": ("positivo", "positiva", "positive"),
+    "NEGATIVO": ("negativo", "negativa", "negative"),
+}
+
+
+class Review(NamedTuple):
+    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo (``"positivo"``/``"negativo"``)."""
+
+    lang: str
+    text: str
+    label: str
+
+
+# Frases escritas para o curso (não vêm do texto nem de um conjunto público).
+COURSE_REVIEWS: tuple[Review, ...] = (
+    Review("pt", "A comida chegou quente e muito saborosa.", "positivo"),
+    Review("pt", "Gostei muito do livro, li em dois dias.", "positivo"),
+    Review("pt", "O hotel é limpo e a equipe é simpática.", "positivo"),
+    Review("pt", "Que show incrível, quero ir de novo!", "positivo"),
+    Review("pt", "O aplicativo é rápido e fácil de usar.", "positivo"),
+    Review("pt", "O celular esquenta demais e a bateria não dura.", "negativo"),
+    Review("pt", "Esperei uma hora e o pedido veio errado.", "negativo"),
+    Review("pt", "O filme é chato e longo demais.", "negativo"),
+    Review("pt", "A cadeira quebrou na primeira semana.", "negativo"),
+    Review("pt", "Atendimento grosseiro, nunca mais volto.", "negativo"),
+    Review("en", "The pasta was fresh and delicious.", "positivo"),
+    Review("en", "I loved this book and finished it in two days.", "positivo"),
+    Review("en", "Great headphones, the sound is amazing.", "positivo"),
+    Review("en", "The staff were friendly and the room was spotless.", "positivo"),
+    Review("en", "A wonderful movie with a beautiful ending.", "positivo"),
+    Review("en", "The battery died after one hour.", "negativo"),
+    Review("en", "Terrible service, we waited forever.", "negativo"),
+    Review("en", "The shoes fell apart in a week.", "negativo"),
+    Review("en", "Boring plot and awful acting.", "negativo"),
+    Review("en", "The app keeps crashing and support never answers.", "negativo"),
+)
+
+
+# ----------------------------------------------------------------------------- rótulos por log-probabilidade
+
+
+def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
+    """Ids do prompt exatamente como ``generate`` os monta (com ``chat=True``, pelo template de chat).
+
+    ``prompt`` também pode ser uma lista de ids já tokenizados (por exemplo, cortados
+    para uma janela com ``truncate_ids``): ela é usada como está.
+    Ver Capítulo 5, seção 5.5.
+    """
+    if isinstance(prompt, (list, tuple)) and prompt and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt):
+        if chat:
+            raise ValueError("Uma lista de ids já está tokenizada: use chat=False.")
+        return list(prompt)
+    return _prompt_ids(tokenizer, prompt, chat)
+
+
+@torch.no_grad()
+def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> float:
+    """log p(rótulo | prompt): soma das log-probabilidades dos tokens do rótulo, numa passagem só.
+
+    ``prompt`` é um texto, uma lista de mensagens (com ``chat=True``) ou uma lista de ids.
+    O rótulo é tokenizado sozinho (sem tokens especiais) e colado depois dos ids do
+    prompt; a posição ``t`` dos logits prevê o token ``t + 1``, então os tokens do
+    rótulo são lidos nas posições ``len(prompt) - 1 … len(prompt) + len(rótulo) - 2``.
+    Rótulos com mais tokens somam mais termos negativos: compare rótulos de
+    tamanhos parecidos ou olhe também a média por token.
+    Ver Capítulo 5, seção 5.5.
+    """
+    if not isinstance(label, str) or not label:
+        raise ValueError(f"O rótulo deve ser um texto não vazio; recebi {label!r}.")
+    p_ids = prompt_ids(tokenizer, prompt, chat)
+    l_ids = tokenizer(label, add_special_tokens=False)["input_ids"]
+    if not l_ids:
+        raise ValueError(f"O rótulo {label!r} não produziu nenhum token.")
+    device = next(model.parameters()).device
+    ids = torch.tensor([p_ids + l_ids], device=device)
+    logits = model(input_ids=ids).logits[0].double().cpu()
+    start = len(p_ids) - 1
+    logp = torch.log_softmax(logits[start : start + len(l_ids)], dim=-1)
+    return float(logp[torch.arange(len(l_ids)), torch.tensor(l_ids)].sum())
+
+
+def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[str, float]:
+    """``{rótulo: log p(rótulo | prompt)}`` para cada rótulo candidato (uma passagem por rótulo).
+
+    Ver Capítulo 5, seção 5.5.
+    """
+    labels = list(labels)
+    if len(labels) < 2:
+        raise ValueError("Dê pelo menos dois rótulos candidatos para comparar.")
+    return {label: label_logprob(model, tokenizer, prompt, label, chat=chat) for label in labels}
+
+
+def classify(model, tokenizer, prompt, labels, chat: bool = False) -> tuple[str, dict[str, float]]:
+    """O rótulo de maior log-probabilidade e o dicionário de escores.
+
+    Ver Capítulo 5, seção 5.5.
+    """
+    scores = score_labels(model, tokenizer, prompt, labels, chat=chat)
+    return max(scores, key=scores.get), scores
+
+
+# ----------------------------------------------------------------------------- leitura de respostas e voto
+
+
+def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) -> str | None:
+    """Lê o rótulo de uma resposta livre; ``None`` se nenhum aparece ou se aparecem rótulos diferentes.
+
+    Procura cada grafia de ``aliases`` (padrão: ``SENTIMENT_ALIASES``) como palavra
+    inteira, sem diferenciar maiúsculas. "NEGATIVO." vira ``"NEGATIVO"``; "POSITIVO
+    ou NEGATIVO" é ambígua e vira ``None``, assim como um texto sem rótulo.
+    Ver Capítulo 5, seção 5.7.
+    """
+    aliases = SENTIMENT_ALIASES if aliases is None else aliases
+    found = set()
+    for label, spellings in aliases.items():
+        for spelling in spellings:
+            if re.search(rf"(?<!\w){re.escape(spelling)}(?!\w)", text or "", flags=re.IGNORECASE):
+                found.add(label)
+    return found.pop() if len(found) == 1 else None
+
+
+class Vote(NamedTuple):
+    """Resultado de ``majority_vote``: o rótulo vencedor, a contagem dos válidos, quantos valeram e o total."""
+
+    label: str
+    counts: dict[str, int]
+    valid: int
+    total: int
+
+
+def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
+    """Voto da maioria entre rótulos já lidos (``None`` = resposta não interpretável, não vota).
+
+    Devolve ``undecided`` quando nenhum rótulo é válido ou quando os mais votados empatam.
+    Ver Capítulo 5, seção 5.7.
+    """
+    labels = list(labels)
+    counts = Counter(label for label in labels if label is not None)
+    valid = sum(counts.values())
+    if not counts:
+        return Vote(undecided, {}, 0, len(labels))
+    ranked = counts.most_common()
+    winner = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else undecided
+    return Vote(winner, dict(sorted(counts.items())), valid, len(labels))
+
+
+# ----------------------------------------------------------------------------- janela de contexto
+
+
+def truncate_ids(ids, budget: int, keep: str = "last"):
+    """Corta uma sequência de ids para no máximo ``budget`` tokens, guardando o fim (``"last"``) ou o início.
+
+    Aceita lista ou tensor (corta a última dimensão). ``keep="last"`` é o que um chat
+    faz com o histórico: o mais antigo sai primeiro.
+    Ver Capítulo 5, seção 5.8.
+    """
+    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
+        raise ValueError(f"budget deve ser um inteiro ≥ 1; recebi {budget!r}.")
+    if keep not in ("last", "first"):
+        raise ValueError(f"keep deve ser 'last' ou 'first'; recebi {keep!r}.")
+    n = ids.shape[-1] if isinstance(ids, torch.Tensor) else len(ids)
+    if n <= budget:
+        return ids
+    if isinstance(ids, torch.Tensor):
+        return ids[..., n - budget :] if keep == "last" else ids[..., :budget]
+    return list(ids[n - budget :]) if keep == "last" else list(ids[:budget])
+
+
+def _encode(tokenizer, text: str) -> list[int]:
+    if hasattr(tokenizer, "encode_ordinary"):  # tiktoken.Encoding
+        return tokenizer.encode_ordinary(text)
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+class Truncated(NamedTuple):
+    """Resultado de ``truncate_text``: os ids guardados, o texto correspondente e quantos tokens saíram."""
+
+    ids: list[int]
+    text: str
+    dropped: int
+
+
+def truncate_text(text: str, tokenizer, budget: int, keep: str = "last") -> Truncated:
+    """Tokeniza ``text`` e guarda no máximo ``budget`` tokens (o fim, por padrão).
+
+    Funciona com um tokenizador do ``transformers`` ou com um ``tiktoken.Encoding``
+    (o BPE do GPT-2 de ``gpt2_tokenizer()``). O corte é feito nos ids, não nos
+    caracteres: é o número de tokens que a janela limita.
+    Ver Capítulo 5, seção 5.8.
+    """
+    ids = _encode(tokenizer, text)
+    kept = truncate_ids(ids, budget, keep=keep)
+    return Truncated(list(kept), tokenizer.decode(list(kept)), len(ids) - len(kept))
+
+
+_WINDOW_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx")
+
+
+@contextmanager
+def simulated_window(model, n_tokens: int):
+    """Finge, dentro do bloco ``with``, que a janela do modelo tem ``n_tokens`` (e a restaura na saída).
+
+    Troca o campo da configuração que ``context_window`` lê; os pesos não mudam. Serve
+    para ver o corte de ``generate(..., on_overflow=...)`` com prompts curtos, sem pagar
+    passagens de milhares de tokens na CPU. Não aumenta a janela real: só a diminui.
+    Ver Capítulo 5, seção 5.8.
+    """
+    cfg = model.config
+    name = next((f for f in _WINDOW_FIELDS if isinstance(getattr(cfg, f, None), int)), None)
+    if name is None:
+        raise ValueError("Não encontrei a janela de contexto na configuração do modelo.")
+    original = getattr(cfg, name)
+    if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or not (1 <= n_tokens <= original):
+        raise ValueError(f"n_tokens deve ser um inteiro entre 1 e a janela real ({original}); recebi {n_tokens!r}.")
+    setattr(cfg, name, n_tokens)
+    try:
+        yield model
+    finally:
+        setattr(cfg, name, original)
