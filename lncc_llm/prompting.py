@@ -35,7 +35,10 @@ SENTIMENT_ALIASES = {
 
 
 class Review(NamedTuple):
-    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo (``"positivo"``/``"negativo"``)."""
+    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo (``"positivo"``/``"negativo"``).
+
+    Ver Capítulo 5.
+    """
 
     lang: str
     text: str
@@ -151,7 +154,10 @@ def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) ->
 
 
 class Vote(NamedTuple):
-    """Resultado de ``majority_vote``: o rótulo vencedor, a contagem dos válidos, quantos valeram e o total."""
+    """Resultado de ``majority_vote``: o rótulo vencedor, a contagem dos válidos, quantos valeram e o total.
+
+    Ver Capítulo 5.
+    """
 
     label: str
     counts: dict[str, int]
@@ -204,7 +210,10 @@ def _encode(tokenizer, text: str) -> list[int]:
 
 
 class Truncated(NamedTuple):
-    """Resultado de ``truncate_text``: os ids guardados, o texto correspondente e quantos tokens saíram."""
+    """Resultado de ``truncate_text``: os ids guardados, o texto correspondente e quantos tokens saíram.
+
+    Ver Capítulo 5.
+    """
 
     ids: list[int]
     text: str
