@@ -31,7 +31,10 @@ _CACHE_VERSION = "v1"  # mude ao alterar a limpeza: o cache antigo deixa de ser 
 
 
 class CorpusNotAvailableError(FileNotFoundError):
-    """O sdist do corpus não foi encontrado; a mensagem diz como baixá-lo."""
+    """O sdist do corpus não foi encontrado; a mensagem diz como baixá-lo.
+
+    Ver Apêndice A, seção A.11.
+    """
 
 
 # ----------------------------------------------------------------------------- onde está o sdist

@@ -29,7 +29,10 @@ R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|
 
 
 class TokenizerNotAvailableError(RuntimeError):
-    """O arquivo do BPE do GPT-2 não foi encontrado; a mensagem diz o que instalar."""
+    """O arquivo do BPE do GPT-2 não foi encontrado; a mensagem diz o que instalar.
+
+    Ver Apêndice A, seção A.2.
+    """
 
 
 def gpt2_bpe_path() -> Path:
