@@ -9,6 +9,7 @@ inteiro a cada passo quando o cache está desligado.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -111,6 +112,7 @@ class Generation:
     entropies: list[float] = field(default_factory=list)
     step_probs: torch.Tensor | None = None
     truncated_tokens: int = 0
+    step_seconds: list[float] = field(default_factory=list)
 
 
 def _prompt_ids(tokenizer, prompt, chat: bool) -> list[int]:
@@ -216,7 +218,9 @@ def generate(
     past = None
     stopped = False
 
+    step_seconds: list[float] = []
     for _ in range(max_new_tokens):
+        step_start = time.perf_counter()
         if use_cache and past is not None:
             out = model(input_ids=sequence[:, -1:], past_key_values=past, use_cache=True)
         else:
@@ -234,6 +238,7 @@ def generate(
                 probs = torch.softmax(apply_temperature(logits.double(), temperature), dim=-1)
             next_id = int(torch.multinomial(probs, 1, generator=generator).item())
 
+        step_seconds.append(time.perf_counter() - step_start)   # logits já na CPU: o passo terminou
         new_ids.append(next_id)
         chosen.append(float(probs[next_id]))
         entropies.append(float(entropy(probs)))
@@ -254,4 +259,5 @@ def generate(
         entropies=entropies,
         step_probs=torch.stack(all_probs) if return_probs else None,
         truncated_tokens=max(overflow, 0),
+        step_seconds=step_seconds,
     )

@@ -73,6 +73,9 @@ def test_cache_on_and_off_give_identical_tokens(decoder):
     with_cache = generate(model, tok, PROMPT, max_new_tokens=12, temperature=0.7, top_p=0.9, seed=3)
     without = generate(model, tok, PROMPT, max_new_tokens=12, temperature=0.7, top_p=0.9, seed=3, use_cache=False)
     assert with_cache.new_ids == without.new_ids
+    # o laço mede o tempo de cada passo (usado no Capítulo 4 para o gráfico do KV cache)
+    assert len(with_cache.step_seconds) == len(without.step_seconds) == 12
+    assert all(t > 0 for t in with_cache.step_seconds + without.step_seconds)
 
 
 def test_same_seed_same_text_other_seed_other_text(decoder):
