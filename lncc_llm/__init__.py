@@ -20,6 +20,7 @@ from .attention import (
 from .environment import (
     choose_device,
     progress,
+    rounded,
     seed_everything,
     set_offline,
     setup_notebook,
@@ -33,7 +34,7 @@ from .models import (
     load_encoder,
 )
 from .corpus import CharTokenizer, shakespeare_text, train_val_split
-from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel
+from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .plotting import pca_2d, plot_attention, plot_pca
 from .rope import apply_rope, attention_logits, rope_angles, rope_cos_sin, rotate_half, rotation_matrix
@@ -52,6 +53,7 @@ __all__ = [
     "split_heads",
     "choose_device",
     "progress",
+    "rounded",
     "seed_everything",
     "set_offline",
     "setup_notebook",
@@ -70,6 +72,7 @@ __all__ = [
     "GPT_CONFIG_124M",
     "GPTConfig",
     "GPTModel",
+    "count_parameters",
     "MoELayer",
     "balance_loss",
     "expert_load",

@@ -158,6 +158,17 @@ def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = Tru
     return chosen
 
 
+def rounded(values, digits: int = 3) -> list | float:
+    """Tensor (ou lista) como listas Python arredondadas a ``digits`` casas, para saídas estáveis.
+
+    Arredonda em ``float64`` na CPU e troca ``-0.0`` por ``0.0``, então a mesma conta
+    imprime o mesmo texto na CPU e na GPU, execução após execução (é o que o nbval compara).
+    Ver Capítulo 2, seção 2.1.
+    """
+    t = torch.as_tensor(values).detach().cpu().double().round(decimals=digits) + 0.0  # + 0.0: sem "-0.0"
+    return t.tolist()
+
+
 def progress(iterable=None, **kwargs):
     """Barra de progresso (``tqdm.auto``) que aparece no JupyterLab e fica calada sob nbval.
 

@@ -242,9 +242,9 @@ class GPTModel(nn.Module):
 
 
 def count_parameters(model: nn.Module) -> int:
-    """Número de parâmetros distintos do modelo (um peso amarrado conta uma vez só).
+    """Número de parâmetros distintos de um modelo ou módulo (um peso amarrado conta uma vez só).
 
-    Ver Apêndice A, seção A.8.
+    Ver Capítulo 3, seção 3.8.5, e Apêndice A, seção A.8.
     """
     return sum(p.numel() for p in model.parameters())
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from .gpt import count_parameters  # uma só definição, reexportada para o Capítulo 3
+
 
 @dataclass
 class Routing:
@@ -188,14 +190,6 @@ class MoELayer(nn.Module):
             gate = routing.gates[token_idx, slot].unsqueeze(-1)
             out.index_add_(0, token_idx, gate * expert(flat[token_idx]))
         return out.reshape(x.shape), routing
-
-
-def count_parameters(module: nn.Module) -> int:
-    """Número de parâmetros de um módulo.
-
-    Ver Capítulo 3, seção 3.8.5.
-    """
-    return sum(p.numel() for p in module.parameters())
 
 
 def moe_parameter_counts(layer: MoELayer) -> dict[str, int]:

@@ -105,3 +105,13 @@ def test_progress_is_quiet_under_nbval_and_visible_otherwise(monkeypatch):
     bar = progress(range(3))
     assert not bar.disable
     bar.close()
+
+
+def test_rounded_gives_plain_lists_without_negative_zero():
+    from lncc_llm import rounded
+
+    t = torch.tensor([[0.12345, -0.00001], [1.0, 2.71828]])
+    assert rounded(t) == [[0.123, 0.0], [1.0, 2.718]]
+    assert str(rounded(torch.tensor(-0.0001), 2)) == "0.0"  # sem "-0.0", que mudaria a saída guardada
+    assert rounded([1.23456], 4) == [1.2346]
+    assert rounded(torch.tensor([0.5], dtype=torch.float16), 1) == [0.5]
