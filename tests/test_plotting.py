@@ -9,6 +9,7 @@ import torch  # noqa: E402
 from sklearn.decomposition import PCA  # noqa: E402
 
 from lncc_llm import pca_2d, plot_attention, plot_pca  # noqa: E402
+from lncc_llm.plotting import label_boxes_overlap  # noqa: E402
 
 TOKENS = ["[CLS]", "a", "cute", "teddy", "[SEP]"]
 
@@ -53,10 +54,51 @@ def test_plot_pca_labels_each_point_with_index():
     plt.close("all")
 
 
-def test_plot_pca_separates_labels_of_nearby_points():
-    data = np.array([[0.0, 0.0], [0.01, 0.0], [5.0, 5.0], [0.0, 0.01], [5.0, -5.0], [-5.0, 4.0]])
-    ax, _ = plot_pca(data, ["x", "y", "z", "w", "u", "v"])
-    heights = [t.xyann[1] for t in ax.texts]
-    assert len({heights[0], heights[1], heights[3]}) == 3  # três pontos juntos, três alturas
-    assert heights[2] == heights[0]  # o ponto isolado fica na altura padrão
+def _boxes_collide(ax):
+    """Pares de rótulos cujas caixas (em pixels, renderizadas com Agg) se cruzam."""
+    ax.figure.canvas.draw()
+    renderer = ax.figure.canvas.get_renderer()
+    boxes = [t.get_window_extent(renderer) for t in ax.texts]
+    return [
+        (i, j)
+        for i in range(len(boxes))
+        for j in range(i + 1, len(boxes))
+        if min(boxes[i].x1, boxes[j].x1) > max(boxes[i].x0, boxes[j].x0)
+        and min(boxes[i].y1, boxes[j].y1) > max(boxes[i].y0, boxes[j].y0)
+    ]
+
+
+# Um aglomerado de pontos quase coincidentes (como os dois "a" e o [SEP] do Capítulo 2), mais
+# pontos isolados: com um deslocamento fixo, os rótulos do aglomerado cairiam uns sobre os outros.
+CLUSTER = np.array([
+    [0.0, 0.0], [0.01, 0.0], [5.0, 5.0], [0.0, 0.01], [5.0, -5.0], [-5.0, 4.0],
+    [0.02, 0.02], [-0.01, 0.01], [0.3, -0.1],
+])
+
+
+def test_plot_pca_labels_never_overlap():
+    labels = ["a", "[SEP]", "cute", "a", "book", "teddy", ".", "reading", "is"]
+    ax, _ = plot_pca(CLUSTER, labels)
+    assert _boxes_collide(ax) == []
+    assert label_boxes_overlap(ax) == []
+    # cada rótulo continua perto do seu ponto (no máximo ~3 linhas de texto de distância)
+    assert all(abs(t.xyann[0]) <= 7 and abs(t.xyann[1]) <= 40 for t in ax.texts)
+    plt.close("all")
+
+
+def test_plot_pca_keeps_isolated_labels_at_the_default_spot():
+    ax, _ = plot_pca(CLUSTER, [str(i) for i in range(len(CLUSTER))])
+    for i in (2, 4, 5):  # pontos isolados: rótulo à direita e acima, como sempre
+        assert ax.texts[i].xyann == (7, 4) and ax.texts[i].get_horizontalalignment() == "left"
+    moved = [t.xyann for t in ax.texts[:2]]
+    assert moved[0] != moved[1]  # dois pontos quase iguais: rótulos em lugares diferentes
+    plt.close("all")
+
+
+def test_label_boxes_overlap_finds_colliding_texts():
+    _, ax = plt.subplots()
+    ax.text(0.5, 0.5, "10:[SEP]")
+    ax.text(0.5, 0.5, "7:a")
+    ax.text(0.1, 0.1, "longe")
+    assert label_boxes_overlap(ax) == [(0, 1)]
     plt.close("all")
