@@ -1,7 +1,7 @@
 """lncc_llm: as ferramentas do livro "Large Language Models: da teoria à prática".
 
 Organizado por conceito: ``environment`` (preparação dos notebooks), ``models``
-(modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``rope``
+(modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas de arquitetura), ``rope``
 (posições rotativas), ``moe`` (mistura de especialistas), ``sampling`` (temperatura,
 top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
 offline), ``corpus`` (Shakespeare offline) e ``training`` (treino reprodutível). Os capítulos importam daqui; o que o texto mostra fica no notebook.
@@ -34,6 +34,7 @@ from .models import (
     load_encoder,
 )
 from .corpus import CharTokenizer, shakespeare_text, train_val_split
+from .diagrams import architecture_panels, draw_architecture_comparison
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .plotting import pca_2d, plot_attention, plot_pca
@@ -66,6 +67,8 @@ __all__ = [
     "pca_2d",
     "plot_attention",
     "plot_pca",
+    "architecture_panels",
+    "draw_architecture_comparison",
     "CharTokenizer",
     "shakespeare_text",
     "train_val_split",

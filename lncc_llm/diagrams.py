@@ -1,0 +1,202 @@
+"""Diagramas de arquitetura desenhados em código: o Transformer genérico, o BERT e o GPT-2 lado a lado.
+
+Cada modelo vira uma faixa lida da esquerda para a direita (o sentido do *forward pass*), com a mesma
+convenção de cores nas três: cinza para a entrada, azul para os embeddings, verde para a computação
+principal (atenção e MLP/FFN, repetidas em blocos) e amarelo para a saída. Embaixo da caixa de atenção,
+uma pequena grade mostra quem pode olhar para quem: cheia nos modelos bidirecionais, triangular no GPT-2.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# As cores que o texto usa para ler os diagramas (seção 4.3.1) e que a tabela da seção 4.5 repete.
+PALETTE = {
+    "entrada": "#d4d4d4",     # cinza
+    "embedding": "#9ecae1",   # azul
+    "computacao": "#a1d99b",  # verde
+    "saida": "#fdd870",       # amarelo
+}
+_LEGEND = {
+    "entrada": "entrada (cinza)",
+    "embedding": "embeddings (azul)",
+    "computacao": "computação: atenção e MLP/FFN (verde)",
+    "saida": "saída (amarelo)",
+}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """Uma faixa do diagrama: título, caixas (tipo, rótulo) na ordem do fluxo, rótulo da repetição e máscara.
+
+    As caixas do tipo ``"computacao"`` formam o bloco repetido; a primeira delas é a atenção.
+    Ver Capítulo 4, seção 4.3.
+    """
+
+    title: str
+    boxes: tuple[tuple[str, str], ...]
+    repeat_label: str
+    causal: bool
+    mask_caption: str
+
+
+def architecture_panels() -> list[Panel]:
+    """As três faixas da Figura 4.1: Transformer genérico, BERT (encoder) e GPT-2 (decoder causal).
+
+    O bloco comum tem as mesmas quatro caixas verdes nos três; mudam a entrada (o BERT soma o
+    embedding de segmento), a máscara da atenção (só o GPT-2 é causal), a posição da normalização
+    (o GPT-2 normaliza antes de cada subcamada) e a cabeça de saída (MLM no BERT, ``lm_head`` no GPT-2).
+    Ver Capítulo 4, seção 4.3.
+    """
+    return [
+        Panel(
+            title="1. Transformer (base comum)",
+            boxes=(
+                ("entrada", "tokens\nde entrada"),
+                ("embedding", "embedding\ntoken + posição"),
+                ("computacao", "self-attention\nmulti-cabeça"),
+                ("computacao", "Add & Norm"),
+                ("computacao", "MLP / FFN"),
+                ("computacao", "Add & Norm"),
+                ("saida", "hidden states\n(um por token)"),
+            ),
+            repeat_label="N× blocos iguais",
+            causal=False,
+            mask_caption="sem máscara",
+        ),
+        Panel(
+            title="2. BERT (encoder bidirecional)",
+            boxes=(
+                ("entrada", "[CLS] … [SEP]\ninput_ids"),
+                ("embedding", "token + posição\n+ segmento"),
+                ("computacao", "atenção\nbidirecional"),
+                ("computacao", "Add & Norm"),
+                ("computacao", "FFN (GELU)"),
+                ("computacao", "Add & Norm"),
+                ("saida", "vetor por token\n→ cabeça MLM"),
+            ),
+            repeat_label="Encoder ×12",
+            causal=False,
+            mask_caption="todos veem todos",
+        ),
+        Panel(
+            title="3. GPT-2 (decoder causal)",
+            boxes=(
+                ("entrada", "input_ids"),
+                ("embedding", "wte + wpe\ntoken + posição"),
+                ("computacao", "ln_1 →\natenção causal"),
+                ("computacao", "soma residual"),
+                ("computacao", "ln_2 → MLP\n768→3072→768"),
+                ("computacao", "soma residual"),
+                ("saida", "ln_f → lm_head\nlogits (50257)"),
+            ),
+            repeat_label="Decoder ×12",
+            causal=True,
+            mask_caption="só o passado (j ≤ i)",
+        ),
+    ]
+
+
+def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+    from matplotlib.path import Path
+
+    width, height, gap, y = 1.8, 0.95, 0.4, 0.0
+    kinds = [kind for kind, _ in panel.boxes]
+    unknown = sorted(set(kinds) - set(PALETTE))
+    if unknown:
+        raise ValueError(f"Tipo de caixa desconhecido {unknown}; use um de {sorted(PALETTE)}.")
+    block = [i for i, kind in enumerate(kinds) if kind == "computacao"]
+    if not block:
+        raise ValueError(f"A faixa {panel.title!r} não tem caixas de computação (o bloco repetido).")
+
+    lefts = [i * (width + gap) for i in range(len(panel.boxes))]
+    for left, (kind, label) in zip(lefts, panel.boxes):
+        box = FancyBboxPatch((left, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
+                             facecolor=PALETTE[kind], edgecolor="0.25", linewidth=1.0, zorder=2)
+        box.set_gid("caixa")
+        box.set_label(kind)
+        ax.add_patch(box)
+        text = ax.text(left + width / 2, y, label, ha="center", va="center", fontsize=8.6, zorder=3)
+        text.set_gid("rotulo")
+
+    for left, right in zip(lefts[:-1], lefts[1:]):  # fluxo do forward pass, da esquerda para a direita
+        arrow = FancyArrowPatch((left + width, y), (right, y), arrowstyle="-|>", mutation_scale=11,
+                                color="0.2", linewidth=1.1, zorder=1)
+        arrow.set_gid("fluxo")
+        ax.add_patch(arrow)
+
+    # atalhos (conexões residuais): saem da seta que entra em cada subcamada, passam por cima dela
+    # e descem na soma que a fecha
+    rise = y + height / 2 + 0.32
+    for start in (block[0], block[0] + 2):
+        if start + 1 > block[-1]:
+            continue
+        x_tail, x_head = lefts[start] - gap / 2, lefts[start + 1] + width / 2
+        route = Path([(x_tail, y), (x_tail, rise), (x_head, rise), (x_head, y + height / 2)])
+        arrow = FancyArrowPatch(path=route, arrowstyle="-|>", mutation_scale=9, color="0.45", linewidth=0.9,
+                                linestyle="--", zorder=1)
+        arrow.set_gid("residual")
+        ax.add_patch(arrow)
+
+    # moldura do bloco repetido
+    pad = 0.16
+    x0, x1 = lefts[block[0]] - gap / 2 - 0.05, lefts[block[-1]] + width + pad
+    frame = FancyBboxPatch((x0, y - height / 2 - 1.05), x1 - x0, height + 1.05 + 0.85,
+                           boxstyle="round,pad=0.0,rounding_size=0.15", facecolor="none", edgecolor="0.35",
+                           linewidth=1.0, linestyle=(0, (4, 3)), zorder=0)
+    frame.set_gid("repeticao")
+    ax.add_patch(frame)
+    label = ax.text(x1 - 0.08, y + height / 2 + 0.6, panel.repeat_label, ha="right", va="center",
+                    fontsize=8.8, fontweight="bold", color="0.25")
+    label.set_gid("repeticao")
+
+    # grade da máscara sob a atenção: célula (i, j) cheia = a posição i pode olhar para a j
+    cell = 0.15
+    attention_center = lefts[block[0]] + width / 2
+    gx0 = attention_center - mask_size * cell / 2
+    gy_top = y - height / 2 - 0.12
+    for i in range(mask_size):
+        for j in range(mask_size):
+            allowed = (j <= i) or not panel.causal
+            square = Rectangle((gx0 + j * cell, gy_top - (i + 1) * cell), cell, cell,
+                               facecolor="#31a354" if allowed else "white", edgecolor="0.55", linewidth=0.5,
+                               zorder=2)
+            square.set_gid("mascara-aberta" if allowed else "mascara-bloqueada")
+            ax.add_patch(square)
+    caption = ax.text(gx0 + mask_size * cell + 0.08, gy_top - mask_size * cell / 2, panel.mask_caption,
+                      ha="left", va="center", fontsize=7.8, style="italic", color="0.2")
+    caption.set_gid("mascara")
+
+    ax.set_title(panel.title, loc="left", fontsize=10.5, fontweight="bold")
+    ax.set_xlim(-0.25, lefts[-1] + width + 0.25)
+    ax.set_ylim(y - height / 2 - 1.15, y + height / 2 + 1.0)
+    ax.set_aspect("equal")
+    ax.axis("off")
+
+
+def draw_architecture_comparison(panels: list[Panel] | None = None, mask_size: int = 4, figsize=(11.5, 8.0)):
+    """Desenha a Figura 4.1: uma faixa por modelo, alinhadas para que as peças iguais fiquem uma sobre a outra.
+
+    ``panels`` (padrão: ``architecture_panels()``) define as faixas; ``mask_size`` é o lado da grade que
+    ilustra a máscara de atenção. Cada caixa leva ``gid="caixa"`` e o tipo como ``label``, e as células
+    da grade levam ``gid="mascara-aberta"`` ou ``"mascara-bloqueada"``, o que permite conferir o desenho
+    em testes. Devolve a ``Figure`` do matplotlib.
+    Ver Capítulo 4, seção 4.3.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    panels = architecture_panels() if panels is None else list(panels)
+    if not panels:
+        raise ValueError("Nenhuma faixa para desenhar: passe ao menos um Panel.")
+    if not (isinstance(mask_size, int) and 2 <= mask_size <= 8):
+        raise ValueError(f"mask_size deve ser um inteiro entre 2 e 8; recebi {mask_size!r}.")
+    fig, axes = plt.subplots(len(panels), 1, figsize=figsize, squeeze=False)
+    for ax, panel in zip(axes[:, 0], panels):
+        _draw_panel(ax, panel, mask_size)
+    handles = [Patch(facecolor=PALETTE[k], edgecolor="0.25", label=_LEGEND[k]) for k in PALETTE]
+    fig.legend(handles=handles, loc="lower center", ncol=4, frameon=False, fontsize=9)
+    fig.suptitle("Transformer genérico, BERT e GPT-2: o mesmo núcleo, máscaras e saídas diferentes",
+                 fontsize=12)
+    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    return fig

@@ -1,0 +1,99 @@
+"""Testes de lncc_llm.diagrams: a Figura 4.1 tem as três faixas, as caixas certas e a máscara certa."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_hex  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from lncc_llm import architecture_panels, draw_architecture_comparison  # noqa: E402
+from lncc_llm.diagrams import PALETTE, Panel  # noqa: E402
+
+
+def _boxes(ax):
+    """(tipo, cor, x à esquerda) de cada caixa, da esquerda para a direita."""
+    boxes = [p for p in ax.patches if p.get_gid() == "caixa"]
+    return sorted(((b.get_label(), to_hex(b.get_facecolor()), b.get_x()) for b in boxes), key=lambda t: t[2])
+
+
+def _labels(ax):
+    texts = [t for t in ax.texts if t.get_gid() == "rotulo"]
+    return [t.get_text() for t in sorted(texts, key=lambda t: t.get_position()[0])]
+
+
+def _mask(ax):
+    cells = [p for p in ax.patches if p.get_gid() in ("mascara-aberta", "mascara-bloqueada")]
+    return cells, [p for p in cells if p.get_gid() == "mascara-bloqueada"]
+
+
+@pytest.fixture(scope="module")
+def figure():
+    fig = draw_architecture_comparison()
+    yield fig
+    plt.close(fig)
+
+
+def test_three_panels_in_the_text_order(figure):
+    assert isinstance(figure, Figure)
+    titles = [ax.get_title(loc="left") for ax in figure.axes]
+    assert len(titles) == 3
+    assert "Transformer" in titles[0] and "BERT" in titles[1] and "GPT-2" in titles[2]
+    assert "bidirecional" in titles[1] and "causal" in titles[2]
+
+
+def test_boxes_follow_the_forward_pass_with_the_text_colours(figure):
+    expected_kinds = ["entrada", "embedding"] + ["computacao"] * 4 + ["saida"]
+    for ax in figure.axes:
+        boxes = _boxes(ax)
+        assert [kind for kind, _, _ in boxes] == expected_kinds
+        assert all(colour == PALETTE[kind] for kind, colour, _ in boxes)
+        # cinza, azul, verde, amarelo: as cores da leitura dos diagramas (seção 4.3.1)
+        assert len(set(PALETTE.values())) == 4
+        flows = [p for p in ax.patches if p.get_gid() == "fluxo"]
+        assert len(flows) == len(boxes) - 1
+        assert len([p for p in ax.patches if p.get_gid() == "residual"]) == 2
+
+
+def test_each_model_has_its_own_input_attention_and_head(figure):
+    generic, bert, gpt2 = (_labels(ax) for ax in figure.axes)
+    assert "segmento" in bert[1] and "segmento" not in gpt2[1]        # só o BERT soma o segmento
+    assert "wte + wpe" in gpt2[1]
+    assert "bidirecional" in bert[2] and "causal" in gpt2[2]
+    assert "MLM" in bert[-1] and "lm_head" in gpt2[-1] and "hidden states" in generic[-1]
+    assert "Add & Norm" in bert and "Add & Norm" not in gpt2           # GPT-2 é pré-norm
+    repeats = [[t.get_text() for t in ax.texts if t.get_gid() == "repeticao"] for ax in figure.axes]
+    assert repeats == [["N× blocos iguais"], ["Encoder ×12"], ["Decoder ×12"]]
+
+
+def test_causal_mask_only_in_gpt2_and_lower_triangular(figure):
+    size = 4
+    for ax, causal in zip(figure.axes, (False, False, True)):
+        cells, blocked = _mask(ax)
+        assert len(cells) == size * size
+        if not causal:
+            assert blocked == []
+            continue
+        assert len(blocked) == size * (size - 1) // 2
+        # linha i de cima para baixo, coluna j da esquerda para a direita: bloqueada exatamente quando j > i
+        xs = sorted({round(c.get_x(), 6) for c in cells})
+        ys = sorted({round(c.get_y(), 6) for c in cells}, reverse=True)
+        for cell in cells:
+            i, j = ys.index(round(cell.get_y(), 6)), xs.index(round(cell.get_x(), 6))
+            assert (cell.get_gid() == "mascara-bloqueada") == (j > i)
+
+
+def test_panels_spec_and_validation():
+    panels = architecture_panels()
+    assert [p.causal for p in panels] == [False, False, True]
+    fig = draw_architecture_comparison(panels[2:], mask_size=3)
+    assert len(fig.axes) == 1 and len(_mask(fig.axes[0])[1]) == 3
+    plt.close(fig)
+    bad = Panel("x", (("entrada", "a"), ("cor-errada", "b")), "×1", False, "")
+    with pytest.raises(ValueError, match="desconhecido"):
+        draw_architecture_comparison([bad])
+    with pytest.raises(ValueError, match="mask_size"):
+        draw_architecture_comparison(mask_size=1)
+    with pytest.raises(ValueError, match="Nenhuma faixa"):
+        draw_architecture_comparison([])
+    plt.close("all")
