@@ -109,7 +109,8 @@ def choose_device(device: str | None = None) -> torch.device:
     """
     requested = device or os.environ.get("LNCC_LLM_DEVICE") or None
     if requested is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        has_gpu = torch.cuda.is_available()
+        return torch.device("cuda") if has_gpu else torch.device("cpu")
     try:
         chosen = torch.device(requested)
     except (RuntimeError, TypeError) as err:
@@ -125,7 +126,10 @@ def choose_device(device: str | None = None) -> torch.device:
 
 
 def environment_line(device: torch.device, seed: int) -> str:
-    """Monta a linha curta e estável que descreve o ambiente do notebook.
+    """Monta as duas linhas curtas e estáveis que descrevem o ambiente do notebook.
+
+    Versões na primeira linha; dispositivo, semente e modo offline na segunda, para que
+    nenhuma passe da largura da página do livro.
 
     Ver Capítulo 1, seção "Verificação do ambiente".
     """
@@ -137,8 +141,8 @@ def environment_line(device: torch.device, seed: int) -> str:
     py = ".".join(platform.python_version_tuple()[:2])
     return (
         f"lncc_llm {__version__} | Python {py} | torch {torch_version} | "
-        f"transformers {transformers.__version__} | dispositivo: {device.type} | "
-        f"semente: {seed} | offline: {'sim' if is_offline() else 'não'}"
+        f"transformers {transformers.__version__}\n"
+        f"dispositivo: {device.type} | semente: {seed} | offline: {'sim' if is_offline() else 'não'}"
     )
 
 

@@ -127,10 +127,11 @@ def apply_rope(x: torch.Tensor, positions, base: float = 10000.0, layout: str = 
     cos, sin = angles.cos(), angles.sin()
     xw = x.to(work)
     if layout == "interleaved":
-        x1, x2 = xw[..., 0::2], xw[..., 1::2]
-        y1 = x1 * cos - x2 * sin
-        y2 = x1 * sin + x2 * cos
-        out = torch.stack((y1, y2), dim=-1).flatten(-2)  # volta a intercalar y1, y2
+        even, odd = xw[..., 0::2], xw[..., 1::2]
+        # cada par (par, ímpar) gira pelo seu ângulo: a matriz R(θ) aplicada coordenada a coordenada
+        turned_even = cos * even - sin * odd
+        turned_odd = sin * even + cos * odd
+        out = torch.stack((turned_even, turned_odd), dim=-1).flatten(-2)  # volta a intercalar
     else:
         cos2, sin2 = torch.cat((cos, cos), -1), torch.cat((sin, sin), -1)
         out = xw * cos2 + rotate_half(xw) * sin2

@@ -22,14 +22,18 @@ def _sanitize(text):
     return text
 
 
-def test_setup_prints_one_stable_line_and_returns_device(capsys):
+def test_setup_prints_two_short_stable_lines_and_returns_device(capsys):
     device = setup_notebook(seed=0)
-    lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("lncc_llm ") and "semente: 0" in lines[0] and "offline: sim" in lines[0]
+    out = capsys.readouterr().out.strip()
+    lines = out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("lncc_llm ") and "torch " in lines[0]
+    assert lines[1].startswith("dispositivo: ") and "semente: 0" in lines[1] and "offline: sim" in lines[1]
+    # a saída de código do livro mostra cerca de 80 colunas sem rolar (issue 9: a linha era cortada)
+    assert max(len(line) for line in lines) <= 80
     assert isinstance(device, torch.device)
     setup_notebook(seed=0)
-    assert capsys.readouterr().out.strip() == lines[0]
+    assert capsys.readouterr().out.strip() == out
 
 
 def test_environment_line_identical_on_cpu_and_gpu_after_sanitize():

@@ -112,3 +112,39 @@ def test_public_api_has_pt_br_docstrings_pointing_to_the_book():
         if not re.search(r"Ver (Capítulo|Apêndice)", doc):
             missing.append(name)
     assert not missing, f"sem docstring que aponte o capítulo: {missing}"
+
+
+_DROPDOWN = re.compile(r"(`{3,}|:{3,})\{admonition\}[^\n]*\n:class: dropdown\n(.*?)\n\1", re.S)
+_FENCE = re.compile(r"^\s*(```|~~~)", re.M)
+
+
+def _dropdowns(text):
+    """O corpo de cada ``{admonition}`` recolhido (``:class: dropdown``) de um texto MyST."""
+    return [m.group(2) for m in _DROPDOWN.finditer(text)]
+
+
+def test_dropdown_finder_sees_code_inside_a_solution():
+    sample = "````{admonition} Solução\n:class: dropdown\n\ntexto\n```python\nprint(1)\n```\n````\n"
+    assert [bool(_FENCE.search(body)) for body in _dropdowns(sample)] == [True]
+    prose = "````{admonition} Solução\n:class: dropdown\n\nsó prosa, com `código` em linha.\n````\n"
+    assert [bool(_FENCE.search(body)) for body in _dropdowns(prose)] == [False]
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
+    """Código de solução dentro de markdown nunca roda, e apodrece (issue 9: `show` sumiu e ninguém viu).
+
+    Soluções com código são células de código executadas, recolhidas no livro (tag ``hide-input``) e no
+    JupyterLab (``jupyter.source_hidden``); os dropdowns guardam só prosa.
+    """
+    for i, cell in enumerate(_cells(nb_path)):
+        src = _src(cell)
+        if cell["cell_type"] == "markdown":
+            for body in _dropdowns(src):
+                assert not _FENCE.search(body), f"célula {i}: solução recolhida com bloco de código; vire célula de código"
+        elif cell["cell_type"] == "code":
+            hidden_book = "hide-input" in cell.get("metadata", {}).get("tags", [])
+            hidden_lab = cell.get("metadata", {}).get("jupyter", {}).get("source_hidden", False)
+            assert hidden_book == hidden_lab, f"célula {i}: recolha no livro e no JupyterLab, as duas ou nenhuma"
+            if hidden_book:
+                assert src.lstrip().startswith("# Solução"), f"célula {i}: célula recolhida deve começar por '# Solução'"
