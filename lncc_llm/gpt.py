@@ -1,14 +1,20 @@
-"""Um GPT escrito do zero, num só arquivo legível (no espírito do ``model.py`` do nanoGPT).
+"""Um GPT inteiro num só arquivo, para ler de cima a baixo (no espírito do ``model.py`` do nanoGPT).
 
-A ordem do arquivo é a ordem do Apêndice A: configuração, LayerNorm, GELU, rede
-*feed-forward*, atenção multi-cabeça causal, bloco Transformer (pré-norm, com
-atalhos), o modelo completo e a geração de texto. Com ``GPT_CONFIG_124M`` o
-modelo tem a arquitetura do menor GPT-2: 163.009.536 parâmetros com cabeça de
-saída própria e 124.412.160 com os pesos amarrados (``tie_weights=True``).
+O arquivo tem quatro partes, na ordem do Apêndice A:
 
-A flag ``use_attention=False`` tira a atenção de todos os blocos: cada posição
-passa a ser processada sozinha, sem ver as anteriores (o experimento do fim do
-apêndice).
+1. ``GPTConfig``: os números que descrevem um GPT (seção A.1);
+2. as peças: ``LayerNorm`` (A.3), ``GELU`` (A.4), ``FeedForward`` (A.5),
+   ``CausalSelfAttention`` (A.7 e A.10) e ``TransformerBlock`` (A.7);
+3. ``GPTModel``, que empilha as peças (A.8), e ``count_parameters``;
+4. ``generate``, o laço autorregressivo (A.9 e A.12).
+
+Com ``GPT_CONFIG_124M`` o modelo tem a forma do menor GPT-2: 163.009.536
+parâmetros com camada de saída própria e 124.412.160 com ela amarrada aos
+*embeddings* (``tie_weights=True``). Os módulos são criados sempre na mesma
+ordem (*embeddings* de token e de posição, depois, bloco a bloco, Q/K/V, a
+projeção de saída da atenção e as duas camadas da FFN, e por fim a camada de
+saída): é essa ordem que faz ``torch.manual_seed(123)`` dar os mesmos pesos e os
+mesmos *logits* impressos na aula.
 """
 from __future__ import annotations
 
@@ -18,52 +24,68 @@ from dataclasses import asdict, dataclass, replace
 import torch
 import torch.nn as nn
 
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
-# ----------------------------------------------------------------------------- configuração
+
+# =============================================================================== 1. configuração
 
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """Hiperparâmetros de um GPT: vocabulário, contexto, dimensão, cabeças, camadas e *dropout*.
+    """Os hiperparâmetros de um GPT.
 
-    ``qkv_bias`` põe viés nas projeções Q, K e V (o GPT-2 original tem; aqui, como
-    em muitos LLMs atuais, o padrão é não ter). ``tie_weights`` faz a camada de
-    saída reutilizar a matriz de *embeddings* de tokens. ``use_attention=False``
-    remove a atenção dos blocos.
+    - ``vocab_size``: tamanho do vocabulário (V);
+    - ``max_seq_len``: quantas posições têm *embedding*, ou seja, o contexto máximo;
+    - ``d_model``: dimensão d de cada vetor de token;
+    - ``n_heads``: cabeças de atenção (d precisa ser múltiplo delas);
+    - ``n_layers``: quantos blocos Transformer se empilham;
+    - ``dropout``: probabilidade de zerar cada unidade no modo de treino;
+    - ``qkv_bias``: se as projeções Q, K e V têm viés (o GPT-2 original tem);
+    - ``tie_weights``: se a camada de saída usa a própria matriz de *embeddings*;
+    - ``use_attention``: ``False`` tira a atenção de todos os blocos.
+
     Ver Apêndice A, seção A.1.
     """
 
     vocab_size: int = 50257
-    context_length: int = 1024
-    emb_dim: int = 768
+    max_seq_len: int = 1024
+    d_model: int = 768
     n_heads: int = 12
     n_layers: int = 12
-    drop_rate: float = 0.1
+    dropout: float = 0.1
     qkv_bias: bool = False
     tie_weights: bool = False
     use_attention: bool = True
 
     def __post_init__(self):
-        for name in ("vocab_size", "context_length", "emb_dim", "n_heads", "n_layers"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} deve ser um inteiro ≥ 1; recebi {value!r}.")
-        if self.emb_dim % self.n_heads:
+        for field in ("vocab_size", "max_seq_len", "d_model", "n_heads", "n_layers"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{field} deve ser um inteiro ≥ 1; recebi {value!r}.")
+        if self.d_model % self.n_heads:
             raise ValueError(
-                f"emb_dim = {self.emb_dim} não se divide em {self.n_heads} cabeças iguais."
+                f"d_model = {self.d_model} não se divide em {self.n_heads} cabeças iguais."
             )
-        if not 0.0 <= self.drop_rate < 1.0:
-            raise ValueError(f"drop_rate deve estar em [0, 1); recebi {self.drop_rate!r}.")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout deve estar em [0, 1); recebi {self.dropout!r}.")
+
+    @property
+    def head_dim(self) -> int:
+        """Dimensão de cada cabeça, d_h = d / H.
+
+        Ver Apêndice A, seção A.10.
+        """
+        return self.d_model // self.n_heads
 
     def replace(self, **changes) -> "GPTConfig":
-        """Cópia da configuração com alguns campos trocados.
+        """Uma cópia com alguns campos trocados, por exemplo ``cfg.replace(n_layers=2)``.
 
         Ver Apêndice A, seção A.1.
         """
         return replace(self, **changes)
 
     def to_dict(self) -> dict:
-        """A configuração como dicionário (as chaves do texto: ``vocab_size``, ``emb_dim``…).
+        """Os campos como dicionário ``{nome: valor}``, na ordem em que foram declarados.
 
         Ver Apêndice A, seção A.1.
         """
@@ -71,218 +93,244 @@ class GPTConfig:
 
 
 GPT_CONFIG_124M = GPTConfig()
-"""O menor GPT-2: vocabulário 50257, contexto 1024, d = 768, 12 cabeças, 12 camadas, *dropout* 0,1."""
+"""O menor GPT-2: V = 50257, contexto 1024, d = 768, 12 cabeças, 12 blocos, *dropout* 0,1."""
 
 
-# ----------------------------------------------------------------------------- peças
+# =============================================================================== 2. peças
 
 
 class LayerNorm(nn.Module):
-    """Normaliza cada vetor para média 0 e variância 1 e aplica escala e deslocamento treináveis.
+    """LayerNorm: em cada vetor, tira a média, divide pelo desvio padrão e aplica γ e β treináveis.
 
-    A variância é a populacional (divide por d, não por d − 1), como em
-    ``torch.nn.LayerNorm``; ``eps`` evita a divisão por zero.
+    ``γ`` (``gamma``) começa em 1 e ``β`` (``beta``) em 0. A variância é a
+    populacional (divide por d), a mesma de ``torch.nn.LayerNorm``, e ``eps``
+    protege a raiz quando o vetor é quase constante.
     Ver Apêndice A, seção A.3.
     """
 
-    def __init__(self, emb_dim: int, eps: float = 1e-5):
+    def __init__(self, dim: int, eps: float = 1e-5):
         super().__init__()
         self.eps = eps
-        self.scale = nn.Parameter(torch.ones(emb_dim))
-        self.shift = nn.Parameter(torch.zeros(emb_dim))
+        self.gamma = nn.Parameter(torch.ones(dim))
+        self.beta = nn.Parameter(torch.zeros(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mean = x.mean(dim=-1, keepdim=True)
-        var = x.var(dim=-1, keepdim=True, unbiased=False)
-        return self.scale * (x - mean) / torch.sqrt(var + self.eps) + self.shift
+        mu = x.mean(-1, keepdim=True)
+        sigma2 = x.var(-1, unbiased=False, keepdim=True)
+        return self.gamma * (x - mu) / torch.sqrt(sigma2 + self.eps) + self.beta
 
 
 class GELU(nn.Module):
-    """GELU na aproximação por tanh usada no GPT-2: 0,5·x·(1 + tanh(√(2/π)·(x + 0,044715·x³))).
+    """GELU pela fórmula com tanh do GPT-2: 0,5·x·(1 + tanh(√(2/π)·(x + 0,044715·x³))).
 
     Ver Apêndice A, seção A.4.
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
+        # Nesta ordem (0,5·x primeiro) o autograd soma os gradientes de x sempre na mesma
+        # ordem, e o treino do Apêndice A dá os mesmos números, bit a bit.
+        half = 0.5 * x
+        cubic = x + 0.044715 * x**3
+        return half * (1.0 + torch.tanh(SQRT_2_OVER_PI * cubic))
 
 
 class FeedForward(nn.Module):
-    """Rede da posição: expande d → 4d, aplica GELU e volta a d, em cada token separadamente.
+    """A rede aplicada a cada posição: ``down(GELU(up(x)))``, com ``up`` de d para 4d e ``down`` de volta.
 
     Ver Apêndice A, seção A.5.
     """
 
-    def __init__(self, cfg: GPTConfig):
+    def __init__(self, d_model: int, expansion: int = 4):
         super().__init__()
-        self.layers = nn.Sequential(
-            nn.Linear(cfg.emb_dim, 4 * cfg.emb_dim),
-            GELU(),
-            nn.Linear(4 * cfg.emb_dim, cfg.emb_dim),
-        )
+        self.up = nn.Linear(d_model, expansion * d_model)
+        self.act = GELU()
+        self.down = nn.Linear(expansion * d_model, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.layers(x)
+        return self.down(self.act(self.up(x)))
 
 
-class MultiHeadAttention(nn.Module):
-    """Atenção multi-cabeça causal: cada posição faz uma média ponderada só do passado e do presente.
+class CausalSelfAttention(nn.Module):
+    """Atenção multi-cabeça causal: cada posição faz médias ponderadas só de si mesma e do passado.
 
-    Projeta Q, K e V, divide em ``n_heads`` cabeças, calcula
-    ``softmax(Q Kᵀ / √d_h + M) V`` com M = −∞ acima da diagonal, concatena as
-    cabeças e aplica a projeção de saída ``out_proj`` (W_O).
+    Uma única camada ``qkv`` calcula Q, K e V de uma vez (como a ``c_attn`` do
+    GPT-2): as linhas ``[0, d)`` do seu peso dão Q, ``[d, 2d)`` dão K e
+    ``[2d, 3d)`` dão V. Cada cabeça calcula ``softmax(Q Kᵀ / √d_h + M) V``, com
+    M = −∞ onde a *key* está no futuro; as cabeças são concatenadas e passam
+    pela projeção ``proj`` (U_O, com viés).
     Ver Apêndice A, seções A.7 e A.10.
     """
 
-    def __init__(self, d_in: int, d_out: int, context_length: int, num_heads: int,
+    def __init__(self, d_model: int, n_heads: int, max_seq_len: int,
                  dropout: float = 0.0, qkv_bias: bool = False):
         super().__init__()
-        if d_out % num_heads:
-            raise ValueError(f"d_out = {d_out} não se divide em {num_heads} cabeças iguais.")
-        self.num_heads = num_heads
-        self.head_dim = d_out // num_heads
-        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = nn.Linear(d_out, d_out)
-        self.dropout = nn.Dropout(dropout)
-        # True onde a query i NÃO pode olhar a key j (j > i): o futuro.
-        future = torch.triu(torch.ones(context_length, context_length, dtype=torch.bool), diagonal=1)
-        self.register_buffer("mask", future, persistent=False)
+        if d_model % n_heads:
+            raise ValueError(f"d_model = {d_model} não se divide em {n_heads} cabeças iguais.")
+        self.n_heads = n_heads
+        self.head_dim = d_model // n_heads
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=qkv_bias)
+        self.proj = nn.Linear(d_model, d_model)
+        self.weights_dropout = nn.Dropout(dropout)
+        # visible[i, j] é True quando a posição i pode olhar a posição j, isto é, j ≤ i.
+        visible = torch.ones(max_seq_len, max_seq_len, dtype=torch.bool).tril()
+        self.register_buffer("visible", visible, persistent=False)
 
-    def _split(self, t: torch.Tensor) -> torch.Tensor:
-        batch, n, _ = t.shape
-        return t.view(batch, n, self.num_heads, self.head_dim).transpose(1, 2)  # (b, h, n, d_h)
+    def _project(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Q, K e V já separados por cabeça, cada um ``(b, H, n, d_h)``."""
+        b, n, _ = x.shape
+        limit = self.visible.shape[0]
+        if n > limit:
+            raise ValueError(
+                f"A sequência tem {n} tokens, mais que o contexto de {limit}. "
+                "Corte a entrada (por exemplo, ids[:, -max_seq_len:])."
+            )
+        per_head = self.qkv(x).view(b, n, 3, self.n_heads, self.head_dim)
+        q, k, v = per_head.permute(2, 0, 3, 1, 4)
+        return q, k, v
+
+    def _weights(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        n = q.shape[-2]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(~self.visible[:n, :n], float("-inf"))
+        return torch.softmax(scores, dim=-1)
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
-        """Os pesos ``(batch, cabeças, n, n)`` de cada cabeça, sem *dropout*: cada linha soma 1 sobre j ≤ i.
+        """Os pesos de cada cabeça, ``(b, H, n, n)``, sem *dropout*: a linha i soma 1 e é zero para j > i.
 
         Ver Apêndice A, seção A.10.
         """
-        n = x.shape[1]
-        if n > self.mask.shape[0]:
-            raise ValueError(
-                f"A sequência tem {n} tokens, mais que o contexto de {self.mask.shape[0]}. "
-                "Corte a entrada (por exemplo, idx[:, -context_length:])."
-            )
-        queries, keys = self._split(self.W_query(x)), self._split(self.W_key(x))
-        scores = queries @ keys.transpose(-2, -1) / math.sqrt(self.head_dim)
-        scores = scores.masked_fill(self.mask[:n, :n], float("-inf"))
-        return torch.softmax(scores, dim=-1)
+        q, k, _ = self._project(x)
+        return self._weights(q, k)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        weights = self.dropout(self.attention_weights(x))
-        context = weights @ self._split(self.W_value(x))             # (b, h, n, d_h)
-        batch, _, n, _ = context.shape
-        context = context.transpose(1, 2).reshape(batch, n, self.num_heads * self.head_dim)
-        return self.out_proj(context)
+        b, n, d = x.shape
+        q, k, v = self._project(x)
+        weights = self.weights_dropout(self._weights(q, k))
+        heads = weights @ v                                      # (b, H, n, d_h)
+        concat = heads.transpose(1, 2).reshape(b, n, d)          # [z⁽¹⁾, …, z⁽ᴴ⁾] por posição
+        return self.proj(concat)
 
 
 class TransformerBlock(nn.Module):
-    """Bloco pré-norm: ``x + Atenção(LN(x))`` e depois ``x + FFN(LN(x))``, com *dropout* nos atalhos.
+    """Um bloco pré-norm com dois atalhos: ``x + Atenção(LN(x))``, depois ``x + FFN(LN(x))``.
 
-    Com ``cfg.use_attention=False`` o primeiro subbloco some e o bloco vira só
-    ``x + FFN(LN(x))``: nenhuma informação passa de uma posição para outra.
+    O *dropout* age na saída de cada subbloco, antes da soma. Com
+    ``cfg.use_attention=False`` o bloco só tem a segunda metade, e então nada
+    passa de uma posição para outra.
     Ver Apêndice A, seção A.7.
     """
 
     def __init__(self, cfg: GPTConfig):
         super().__init__()
-        self.use_attention = cfg.use_attention
         if cfg.use_attention:
-            self.norm1 = LayerNorm(cfg.emb_dim)
-            self.att = MultiHeadAttention(
-                d_in=cfg.emb_dim, d_out=cfg.emb_dim, context_length=cfg.context_length,
-                num_heads=cfg.n_heads, dropout=cfg.drop_rate, qkv_bias=cfg.qkv_bias,
+            self.attn_norm = LayerNorm(cfg.d_model)
+            self.attn = CausalSelfAttention(
+                cfg.d_model, cfg.n_heads, cfg.max_seq_len, dropout=cfg.dropout, qkv_bias=cfg.qkv_bias
             )
-        self.norm2 = LayerNorm(cfg.emb_dim)
-        self.ff = FeedForward(cfg)
-        self.drop_shortcut = nn.Dropout(cfg.drop_rate)
+        else:
+            self.attn_norm = self.attn = None
+        self.ffn_norm = LayerNorm(cfg.d_model)
+        self.ffn = FeedForward(cfg.d_model)
+        self.residual_dropout = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.use_attention:
-            x = x + self.drop_shortcut(self.att(self.norm1(x)))     # atalho em volta da atenção
-        x = x + self.drop_shortcut(self.ff(self.norm2(x)))          # atalho em volta da FFN
-        return x
+        if self.attn is not None:
+            x = x + self.residual_dropout(self.attn(self.attn_norm(x)))
+        return x + self.residual_dropout(self.ffn(self.ffn_norm(x)))
+
+
+# =============================================================================== 3. o modelo
 
 
 class GPTModel(nn.Module):
-    """O GPT completo: *embeddings* de token e posição, ``n_layers`` blocos, LayerNorm final e a camada de saída.
+    """O GPT: *embeddings* de token e de posição, ``n_layers`` blocos, uma LayerNorm e a camada de saída.
 
-    Recebe ``idx`` ``(batch, n)`` de ids e devolve *logits* ``(batch, n, vocab_size)``:
-    na posição i, a pontuação de cada token do vocabulário para a posição i + 1.
+    ``model(ids)`` recebe ids ``(b, n)`` e devolve *logits* ``(b, n, V)``: na
+    posição i, uma pontuação para cada candidato a token i + 1. ``model.embed(ids)``
+    devolve só a entrada do primeiro bloco.
     Ver Apêndice A, seção A.8.
     """
 
     def __init__(self, cfg: GPTConfig = GPT_CONFIG_124M):
         super().__init__()
         self.cfg = cfg
-        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.emb_dim)
-        self.pos_emb = nn.Embedding(cfg.context_length, cfg.emb_dim)
-        self.drop_emb = nn.Dropout(cfg.drop_rate)
-        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg.n_layers)])
-        self.final_norm = LayerNorm(cfg.emb_dim)
-        self.out_head = nn.Linear(cfg.emb_dim, cfg.vocab_size, bias=False)
+        self.token_embedding = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.position_embedding = nn.Embedding(cfg.max_seq_len, cfg.d_model)
+        self.embedding_dropout = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList()
+        for _ in range(cfg.n_layers):
+            self.blocks.append(TransformerBlock(cfg))
+        self.out_norm = LayerNorm(cfg.d_model)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
         if cfg.tie_weights:
-            self.out_head.weight = self.tok_emb.weight      # a mesma matriz (V, d) nos dois lugares
+            # Amarração: a matriz (V, d) que lê os tokens é a mesma que pontua a saída.
+            self.lm_head.weight = self.token_embedding.weight
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        _, n = idx.shape
-        if n > self.cfg.context_length:
+    def embed(self, ids: torch.Tensor) -> torch.Tensor:
+        """*Embedding* de token + *embedding* de posição (com *dropout*): ``(b, n)`` → ``(b, n, d)``.
+
+        Ver Apêndice A, seção A.8.
+        """
+        n = ids.shape[-1]
+        if n > self.cfg.max_seq_len:
             raise ValueError(
-                f"A entrada tem {n} tokens, mais que o contexto de {self.cfg.context_length}. "
-                "Corte a entrada (por exemplo, idx[:, -context_length:])."
+                f"A entrada tem {n} tokens, mais que o contexto de {self.cfg.max_seq_len}. "
+                "Corte a entrada (por exemplo, ids[:, -max_seq_len:])."
             )
-        positions = torch.arange(n, device=idx.device)
-        x = self.tok_emb(idx) + self.pos_emb(positions)     # (b, n, d)
-        x = self.drop_emb(x)
-        x = self.trf_blocks(x)
-        x = self.final_norm(x)
-        return self.out_head(x)
+        where = torch.arange(n, device=ids.device)
+        return self.embedding_dropout(self.token_embedding(ids) + self.position_embedding(where))
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h = self.embed(ids)
+        for block in self.blocks:
+            h = block(h)
+        return self.lm_head(self.out_norm(h))
 
 
 def count_parameters(model: nn.Module) -> int:
-    """Número de parâmetros distintos de um modelo ou módulo (um peso amarrado conta uma vez só).
+    """Quantos números treináveis um módulo guarda; um tensor amarrado em dois lugares conta uma vez.
 
     Ver Capítulo 3, seção 3.8.5, e Apêndice A, seção A.8.
     """
-    return sum(p.numel() for p in model.parameters())
+    return sum(map(torch.numel, model.parameters()))
 
 
-# ----------------------------------------------------------------------------- geração
+# =============================================================================== 4. geração
 
 
 @torch.no_grad()
 def generate(
     model: GPTModel,
-    idx: torch.Tensor,
+    ids: torch.Tensor,
     max_new_tokens: int,
     temperature: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Gera ``max_new_tokens`` tokens, um por vez, e devolve ``idx`` com eles acrescentados.
+    """Acrescenta ``max_new_tokens`` tokens a ``ids`` ``(b, n)``, um de cada vez, e devolve a sequência toda.
 
-    A cada passo, usa só os últimos ``context_length`` tokens e lê os *logits* da
-    última posição. Com ``temperature=0`` escolhe o mais provável (gulosa,
-    determinística); com ``temperature > 0`` sorteia de ``softmax(logits/τ)``
-    usando ``generator``, um ``torch.Generator`` da CPU (o sorteio é feito na CPU,
-    então dá o mesmo texto na CPU e na GPU). Coloque o modelo em ``eval()`` antes.
+    Em cada passo o modelo vê no máximo os últimos ``max_seq_len`` tokens e só
+    os *logits* da última posição importam. ``temperature=0`` escolhe o token
+    mais provável (decodificação gulosa, sem sorteio); ``temperature > 0``
+    sorteia de ``softmax(logits / τ)`` com ``generator``, um ``torch.Generator``
+    da CPU, e o sorteio é feito na CPU para dar o mesmo texto na CPU e na GPU.
+    Ponha o modelo em ``eval()`` antes, para desligar o *dropout*.
     Ver Apêndice A, seções A.9 e A.12.
     """
     if temperature < 0:
         raise ValueError(f"A temperatura deve ser ≥ 0; recebi {temperature}.")
-    if temperature > 0 and generator is None:
+    sampling = temperature > 0
+    if sampling and generator is None:
         raise ValueError(
             "Para amostrar (temperature > 0) passe um generator da CPU, por exemplo "
             "torch.Generator().manual_seed(0), para o texto ser reprodutível."
         )
-    context = model.cfg.context_length
+    window = model.cfg.max_seq_len
     for _ in range(max_new_tokens):
-        logits = model(idx[:, -context:])[:, -1, :]           # (batch, vocab)
-        if temperature == 0:
-            next_id = logits.argmax(dim=-1, keepdim=True)
+        last = model(ids[:, -window:])[:, -1]                     # (b, V)
+        if sampling:
+            probs = (last.float().cpu() / temperature).softmax(-1)
+            chosen = torch.multinomial(probs, 1, generator=generator).to(ids.device)
         else:
-            probs = torch.softmax(logits.float().cpu() / temperature, dim=-1)
-            next_id = torch.multinomial(probs, num_samples=1, generator=generator).to(idx.device)
-        idx = torch.cat([idx, next_id], dim=1)
-    return idx
+            chosen = last.argmax(-1, keepdim=True)
+        ids = torch.cat((ids, chosen), dim=1)
+    return ids

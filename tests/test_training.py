@@ -35,7 +35,7 @@ def test_random_batch_targets_are_inputs_shifted_by_one():
 
 def test_estimate_loss_uses_eval_mode_and_restores_training():
     torch.manual_seed(0)
-    model = GPTModel(GPTConfig(vocab_size=11, context_length=8, emb_dim=8, n_heads=2, n_layers=1, drop_rate=0.5))
+    model = GPTModel(GPTConfig(vocab_size=11, max_seq_len=8, d_model=8, n_heads=2, n_layers=1, dropout=0.5))
     model.train()
     data = torch.arange(200) % 11
     g = torch.Generator().manual_seed(0)
