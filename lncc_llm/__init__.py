@@ -4,7 +4,8 @@ Organizado por conceito: ``environment`` (preparação dos notebooks), ``models`
 (modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas de arquitetura), ``rope``
 (posições rotativas), ``moe`` (mistura de especialistas), ``sampling`` (temperatura,
 top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
-offline), ``corpus`` (Shakespeare offline) e ``training`` (treino reprodutível). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível) e ``quantization``
+(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
 __version__ = "0.1.0"
 
@@ -37,6 +38,7 @@ from .corpus import CharTokenizer, shakespeare_text, train_val_split
 from .diagrams import architecture_panels, draw_architecture_comparison
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
+from .quantization import compare_to_reference, load_decoder_quantized, model_bytes, training_memory
 from .plotting import pca_2d, plot_attention, plot_pca
 from .rope import apply_rope, attention_logits, rope_angles, rope_cos_sin, rotate_half, rotation_matrix
 from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
@@ -94,5 +96,9 @@ __all__ = [
     "top_p_filter",
     "gpt2_tokenizer",
     "fixed_threads",
+    "compare_to_reference",
+    "load_decoder_quantized",
+    "model_bytes",
+    "training_memory",
     "perplexity",
 ]

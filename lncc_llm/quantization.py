@@ -1,0 +1,259 @@
+"""Quantização do decodificador do curso na CPU: carregar, contar bytes de verdade e comparar.
+
+Seis formatos, todos a partir da mesma pasta ``safetensors`` que ``load_decoder`` mantém:
+
+* ``"fp32"``: a referência (o próprio ``load_decoder``);
+* ``"bf16"``: metade dos bytes, mesmos pesos arredondados;
+* ``"int8"``: LLM.int8 do bitsandbytes (pesos int8 por linha + escala fp32 por linha);
+* ``"nf4"`` e ``"fp4"``: 4 bits do bitsandbytes (blocos de 64 pesos com um ``absmax`` fp32 cada);
+* ``"int8-torchao"``: int8 só nos pesos (``Int8WeightOnlyConfig`` do torchao).
+
+Em todos, o *embedding* amarrado à cabeça de saída fica em fp32: o bitsandbytes e o torchao não
+quantizam essa matriz (ela é lida como tabela, não multiplicada).
+"""
+from __future__ import annotations
+
+import functools
+import importlib.util
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+KINDS = {
+    "fp32": "referência em float32",
+    "bf16": "bfloat16 (metade dos bytes)",
+    "int8": "bitsandbytes LLM.int8 (int8 por linha)",
+    "nf4": "bitsandbytes NF4 (4 bits, blocos de 64)",
+    "fp4": "bitsandbytes FP4 (4 bits, blocos de 64; o padrão do BitsAndBytesConfig)",
+    "int8-torchao": "torchao int8 só nos pesos",
+}
+_NEEDS = {"int8": "bitsandbytes", "nf4": "bitsandbytes", "fp4": "bitsandbytes", "int8-torchao": "torchao"}
+
+
+class QuantizationUnavailableError(RuntimeError):
+    """Um formato de quantização que esta máquina não consegue carregar (pacote ausente)."""
+
+
+def _check_kind(kind) -> str:
+    if not isinstance(kind, str) or kind.strip().lower() not in KINDS:
+        valid = ", ".join(repr(k) for k in KINDS)
+        raise ValueError(f"Formato de quantização desconhecido: {kind!r}. Use um destes: {valid}.")
+    kind = kind.strip().lower()
+    package = _NEEDS.get(kind)
+    if package and importlib.util.find_spec(package) is None:
+        raise QuantizationUnavailableError(
+            f"O formato {kind!r} precisa do pacote {package!r}, que não está instalado. Instale as "
+            f"dependências do curso (pip install -r requirements.txt) ou use um destes formatos, que só "
+            f"precisam do torch: 'fp32', 'bf16'."
+        )
+    return kind
+
+
+def quantization_config(kind: str):
+    """A configuração do ``transformers`` para ``kind`` (``None`` para fp32 e bf16).
+
+    O 4 bits pede o tipo explicitamente (o padrão do ``BitsAndBytesConfig`` é ``fp4``) e faz as contas
+    em float32, porque esta CPU não tem instruções bf16.
+    Ver Capítulo 6, seção 6.5.
+    """
+    kind = _check_kind(kind)
+    if kind in ("fp32", "bf16"):
+        return None
+    from transformers import BitsAndBytesConfig, TorchAoConfig
+
+    if kind == "int8":
+        return BitsAndBytesConfig(load_in_8bit=True)
+    if kind in ("nf4", "fp4"):
+        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32)
+    from torchao.quantization import Int8WeightOnlyConfig
+
+    return TorchAoConfig(quant_type=Int8WeightOnlyConfig())
+
+
+def _use_fused_cpu_kernel(model, enabled: bool) -> None:
+    """Liga ou desliga o núcleo fundido de 4 bits do bitsandbytes (só existe em CPUs com AVX512-BF16).
+
+    Ligado, a primeira passada em modo de avaliação reempacota os pesos e passa a calcular em bf16:
+    mais rápido, mas com números diferentes dos de uma CPU sem AVX512-BF16.
+    """
+    for module in model.modules():
+        if hasattr(module, "support_avx512bf16_for_cpu"):
+            module.support_avx512bf16_for_cpu = enabled and module.support_avx512bf16_for_cpu
+
+
+@functools.lru_cache(maxsize=2 * len(KINDS))
+def _load_quantized_cached(kind: str, fused_cpu_kernel: bool):
+    from transformers import AutoModelForCausalLM
+
+    from .models import ensure_decoder_cache, load_decoder
+
+    if kind == "fp32":
+        return load_decoder(device="cpu")
+    _, tokenizer = load_decoder(device="cpu")
+    source = ensure_decoder_cache()
+    if kind == "bf16":
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.bfloat16)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(
+            source, dtype=torch.float32, quantization_config=quantization_config(kind), device_map="cpu"
+        )
+        _use_fused_cpu_kernel(model, fused_cpu_kernel)
+    return model.eval(), tokenizer
+
+
+def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False):
+    """Devolve ``(modelo, tokenizador)`` do decodificador do curso no formato ``kind``, na CPU.
+
+    ``kind`` é um de ``KINDS``: ``"fp32"``, ``"bf16"``, ``"int8"``, ``"nf4"``, ``"fp4"`` ou
+    ``"int8-torchao"``. O modelo sai da pasta convertida de ``load_decoder`` e fica em cache na sessão.
+    Nos 4 bits, o núcleo fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que calcula em bf16)
+    fica desligado, para que os números sejam os mesmos em qualquer CPU; ``fused_cpu_kernel=True`` o
+    liga onde ele existe.
+    Ver Capítulo 6, seção 6.5.
+    """
+    from .environment import silence_library_noise
+
+    kind = _check_kind(kind)
+    silence_library_noise()
+    return _load_quantized_cached(kind, bool(fused_cpu_kernel) and kind in ("nf4", "fp4"))
+
+
+# ----------------------------------------------------------------------------- bytes de verdade
+
+
+def _storage_tensors(t):
+    """Os tensores comuns que guardam os dados de ``t``, incluindo o que fica fora de parâmetros e buffers."""
+    if t is None:
+        return
+    if type(t) not in (torch.Tensor, torch.nn.Parameter) and hasattr(t, "__tensor_flatten__") \
+            and not hasattr(t, "quant_state") and not hasattr(t, "SCB"):
+        names, _ = t.__tensor_flatten__()          # subclasses do torchao: qdata, scale, ...
+        for name in names:
+            yield from _storage_tensors(getattr(t, name))
+        return
+    yield t
+    state = getattr(t, "quant_state", None)         # bitsandbytes 4 bits: absmax e código, fora do módulo
+    if state is not None:
+        yield from (x for x in (state.absmax, state.code, state.offset) if torch.is_tensor(x))
+        if state.state2 is not None:                # quantização dupla: absmax do absmax
+            yield from (x for x in (state.state2.absmax, state.state2.code) if torch.is_tensor(x))
+    scb = getattr(t, "SCB", None)                   # bitsandbytes int8: escala fp32 por linha
+    if torch.is_tensor(scb):
+        yield scb
+
+
+def model_bytes(model: torch.nn.Module) -> int:
+    """Bytes que os pesos do modelo ocupam de fato na memória.
+
+    Soma parâmetros e buffers, contando cada armazenamento uma vez só (pesos amarrados contam uma
+    vez), e inclui o que a quantização guarda fora deles: o ``absmax`` dos blocos de 4 bits, a escala
+    por linha do int8 e os tensores internos das subclasses do torchao.
+    Ver Capítulo 6, seção 6.6.
+    """
+    seen, total = set(), 0
+    tensors = list(model.parameters()) + list(model.buffers())
+    for tensor in tensors:
+        for part in _storage_tensors(tensor):
+            storage = part.untyped_storage()
+            key = (part.device.type, storage.data_ptr())
+            if key in seen:
+                continue
+            seen.add(key)
+            total += storage.nbytes()
+    return total
+
+
+def mib(n_bytes: float) -> float:
+    """Bytes em MiB (2**20 bytes), a unidade que o texto chama de "MB". Ver Capítulo 6, seção 6.4."""
+    return n_bytes / 2**20
+
+
+# ----------------------------------------------------------------------------- comparação com a referência
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """As estatísticas do ``--kl-divergence`` do llama.cpp, para um modelo contra a referência."""
+
+    n_positions: int
+    top1_agreement: float
+    max_abs_dlogit: float
+    mean_abs_dlogit: float
+    mean_kl: float
+    perplexity_reference: float
+    perplexity_model: float
+
+
+def _logits(model, ids: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return model(input_ids=ids.unsqueeze(0)).logits[0].double()
+
+
+def compare_to_reference(model, reference, tokens) -> Comparison:
+    """Compara ``model`` com ``reference`` nas mesmas posições de ``tokens`` (uma lista de ids).
+
+    Em cada posição: o token mais provável é o mesmo? Quanto mudam os logits (máximo e média de
+    ``|Δlogit|``)? Quanto vale ``KL(p_ref ‖ p_model)``? E a perplexidade de cada um ao prever o
+    token seguinte do próprio texto.
+    Ver Capítulo 6, seção 6.5.
+    """
+    ids = torch.as_tensor(tokens, dtype=torch.long).flatten()
+    if ids.numel() < 2:
+        raise ValueError("Passe pelo menos 2 tokens: a perplexidade precisa de um token seguinte para prever.")
+    ref, got = _logits(reference, ids), _logits(model, ids)
+    log_p, log_q = F.log_softmax(ref, dim=-1), F.log_softmax(got, dim=-1)
+    kl = (log_p.exp() * (log_p - log_q)).sum(-1)
+    delta = (got - ref).abs()
+    targets = ids[1:]
+
+    def ppl(log_probs):
+        return math.exp(-log_probs[:-1].gather(1, targets[:, None]).mean().item())
+
+    return Comparison(
+        n_positions=ids.numel(),
+        top1_agreement=(ref.argmax(-1) == got.argmax(-1)).double().mean().item(),
+        max_abs_dlogit=delta.max().item(),
+        mean_abs_dlogit=delta.mean().item(),
+        mean_kl=kl.mean().item(),
+        perplexity_reference=ppl(log_p),
+        perplexity_model=ppl(log_q),
+    )
+
+
+# ----------------------------------------------------------------------------- memória de treino
+
+#: Bytes por peso no NF4 com quantização dupla (QLoRA): 4 bits + absmax de 8 bits a cada 64 pesos
+#: + uma constante fp32 a cada 64·256 pesos.
+NF4_DOUBLE_QUANT_BYTES = (4 + 8 / 64 + 32 / (64 * 256)) / 8
+
+METHODS = ("full", "lora", "qlora")
+
+
+def training_memory(n_params: float, method: str, *, trainable_fraction: float = 0.01,
+                    weight_bytes: float = 2.0, optimizer_bytes: float = 8.0) -> dict[str, float]:
+    """Bytes de pesos, gradientes e estados do Adam para ajustar um modelo de ``n_params`` parâmetros.
+
+    ``method``: ``"full"`` (todos treinam), ``"lora"`` (base congelada em 16 bits + adaptadores com
+    ``trainable_fraction`` dos parâmetros) ou ``"qlora"`` (base congelada em NF4 com quantização dupla +
+    os mesmos adaptadores). Pesos e gradientes usam ``weight_bytes`` por parâmetro (bf16: 2); o Adam
+    guarda dois momentos fp32 (``optimizer_bytes`` = 8) por parâmetro treinável. Não inclui ativações.
+    Ver Capítulo 6, seção 6.7.
+    """
+    if method not in METHODS:
+        raise ValueError(f"Método desconhecido: {method!r}. Use um destes: {', '.join(map(repr, METHODS))}.")
+    if n_params <= 0:
+        raise ValueError(f"n_params deve ser positivo; recebi {n_params!r}.")
+    if not 0 < trainable_fraction <= 1:
+        raise ValueError(f"trainable_fraction deve estar em (0, 1]; recebi {trainable_fraction!r}.")
+    if method == "full":
+        trainable, frozen = n_params, 0.0
+    else:
+        trainable = n_params * trainable_fraction
+        frozen = n_params * (NF4_DOUBLE_QUANT_BYTES if method == "qlora" else weight_bytes)
+    weights = frozen + trainable * weight_bytes
+    gradients = trainable * weight_bytes
+    optimizer = trainable * optimizer_bytes
+    return {"pesos": weights, "gradientes": gradients, "adam": optimizer,
+            "total": weights + gradients + optimizer}
