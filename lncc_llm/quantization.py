@@ -66,7 +66,7 @@ def quantization_config(kind: str):
     if kind == "int8":
         return BitsAndBytesConfig(load_in_8bit=True)
     if kind in ("nf4", "fp4"):
-        return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32)
+        return BitsAndBytesConfig(bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32, load_in_4bit=True)
     from torchao.quantization import Int8WeightOnlyConfig
 
     return TorchAoConfig(quant_type=Int8WeightOnlyConfig())
