@@ -154,6 +154,8 @@ def model_bytes(model: torch.nn.Module) -> int:
     """
     seen, total = set(), 0
     tensors = list(model.parameters()) + list(model.buffers())
+    # o int8 do bitsandbytes tira a escala do peso e a guarda em module.state na primeira passada
+    tensors += [m.state.SCB for m in model.modules() if torch.is_tensor(getattr(getattr(m, "state", None), "SCB", None))]
     for tensor in tensors:
         for part in _storage_tensors(tensor):
             storage = part.untyped_storage()

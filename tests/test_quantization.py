@@ -65,6 +65,9 @@ def test_int8_bytes_include_the_row_scales(tiny_dir):
     rows = LAYERS * (D + 2 * KV + D + 2 * FFN + D)          # linhas de saída das 7 camadas lineares
     hand = 4 * V * D + 4 * (NORMS + ROPE_BUFFERS) + LAYERS * LINEAR_PER_LAYER + 4 * rows
     assert q.model_bytes(model) == hand
+    with torch.no_grad():
+        model(input_ids=torch.tensor([[1, 2, 3]]))       # a 1ª passada muda onde a escala fica guardada
+    assert q.model_bytes(model) == hand
 
 
 def test_torchao_bytes_see_inside_the_tensor_subclass(tiny_dir):
