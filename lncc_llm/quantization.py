@@ -51,11 +51,11 @@ def _check_kind(kind) -> str:
     return kind
 
 
-def quantization_config(kind: str):
+def quantization_config(kind: str, double_quant: bool = False):
     """A configuração do ``transformers`` para ``kind`` (``None`` para fp32 e bf16).
 
     O 4 bits pede o tipo explicitamente (o padrão do ``BitsAndBytesConfig`` é ``fp4``) e faz as contas
-    em float32, porque esta CPU não tem instruções bf16.
+    em float32, que toda CPU acelera. ``double_quant=True`` guarda os ``absmax`` em 8 bits (QLoRA).
     Ver Capítulo 6, seção 6.5.
     """
     kind = _check_kind(kind)
@@ -66,17 +66,19 @@ def quantization_config(kind: str):
     if kind == "int8":
         return BitsAndBytesConfig(load_in_8bit=True)
     if kind in ("nf4", "fp4"):
-        return BitsAndBytesConfig(bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32, load_in_4bit=True)
+        return BitsAndBytesConfig(bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32, load_in_4bit=True,
+                                  bnb_4bit_use_double_quant=double_quant)
     from torchao.quantization import Int8WeightOnlyConfig
 
     return TorchAoConfig(quant_type=Int8WeightOnlyConfig())
 
 
-def _use_fused_cpu_kernel(model, enabled: bool) -> None:
+def use_fused_cpu_kernel(model, enabled: bool) -> None:
     """Liga ou desliga o núcleo fundido de 4 bits do bitsandbytes (só existe em CPUs com AVX512-BF16).
 
     Ligado, a primeira passada em modo de avaliação reempacota os pesos e passa a calcular em bf16:
     mais rápido, mas com números diferentes dos de uma CPU sem AVX512-BF16.
+    Ver Capítulo 6, seção 6.5.
     """
     for module in model.modules():
         if hasattr(module, "support_avx512bf16_for_cpu"):
@@ -84,7 +86,7 @@ def _use_fused_cpu_kernel(model, enabled: bool) -> None:
 
 
 @functools.lru_cache(maxsize=2 * len(KINDS))
-def _load_quantized_cached(kind: str, fused_cpu_kernel: bool):
+def _load_quantized_cached(kind: str, fused_cpu_kernel: bool, double_quant: bool):
     from transformers import AutoModelForCausalLM
 
     from .models import ensure_decoder_cache, load_decoder
@@ -97,27 +99,29 @@ def _load_quantized_cached(kind: str, fused_cpu_kernel: bool):
         model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.bfloat16)
     else:
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch.float32, quantization_config=quantization_config(kind), device_map="cpu"
+            source, dtype=torch.float32, quantization_config=quantization_config(kind, double_quant),
+            device_map="cpu",
         )
-        _use_fused_cpu_kernel(model, fused_cpu_kernel)
+        use_fused_cpu_kernel(model, fused_cpu_kernel)
     return model.eval(), tokenizer
 
 
-def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False):
+def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False, double_quant: bool = False):
     """Devolve ``(modelo, tokenizador)`` do decodificador do curso no formato ``kind``, na CPU.
 
     ``kind`` é um de ``KINDS``: ``"fp32"``, ``"bf16"``, ``"int8"``, ``"nf4"``, ``"fp4"`` ou
     ``"int8-torchao"``. O modelo sai da pasta convertida de ``load_decoder`` e fica em cache na sessão.
     Nos 4 bits, o núcleo fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que calcula em bf16)
     fica desligado, para que os números sejam os mesmos em qualquer CPU; ``fused_cpu_kernel=True`` o
-    liga onde ele existe.
+    liga onde ele existe; ``double_quant=True`` usa a quantização dupla do QLoRA.
     Ver Capítulo 6, seção 6.5.
     """
     from .environment import silence_library_noise
 
     kind = _check_kind(kind)
     silence_library_noise()
-    return _load_quantized_cached(kind, bool(fused_cpu_kernel) and kind in ("nf4", "fp4"))
+    four_bit = kind in ("nf4", "fp4")
+    return _load_quantized_cached(kind, bool(fused_cpu_kernel) and four_bit, bool(double_quant) and four_bit)
 
 
 # ----------------------------------------------------------------------------- bytes de verdade

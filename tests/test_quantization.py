@@ -35,7 +35,7 @@ def _load(path, kind):
         return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval()
     model = AutoModelForCausalLM.from_pretrained(
         path, dtype=torch.float32, quantization_config=q.quantization_config(kind), device_map="cpu")
-    q._use_fused_cpu_kernel(model, False)
+    q.use_fused_cpu_kernel(model, False)
     return model.eval()
 
 
@@ -148,6 +148,8 @@ def test_course_decoder_bytes_and_error_ranking(decoder):
     assert round(q.mib(q.model_bytes(ref)), 1) == 513.1
     assert round(q.mib(q.model_bytes(nf4)), 1) == 165.1              # 158,8 do footprint + 6,3 de absmax
     assert not any(getattr(m, "support_avx512bf16_for_cpu", False) for m in nf4.modules())
+    double = q.load_decoder_quantized("nf4", double_quant=True)[0]
+    assert double is not nf4 and round(q.mib(q.model_bytes(double)), 1) == 160.6   # absmax em 8 bits
     ids = tokenizer("A capital do Brasil é Brasília, e a língua oficial do país é o português.")["input_ids"]
     kl = {kind: q.compare_to_reference(q.load_decoder_quantized(kind)[0], ref, ids).mean_kl
           for kind in ("int8", "nf4", "fp4")}
