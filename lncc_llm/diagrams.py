@@ -200,3 +200,78 @@ def draw_architecture_comparison(panels: list[Panel] | None = None, mask_size: i
                  fontsize=12)
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
     return fig
+
+
+# ----------------------------------------------------------------------------- Capítulo 7: onde o gradiente passa
+
+UPDATE_COLORS = {
+    "treinavel": "#e6550d",    # laranja: recebe gradiente
+    "congelado": "#d4d4d4",    # cinza: fp32 congelado
+    "quantizado": "#969696",   # cinza escuro: 4 bits congelado
+}
+
+
+def _matrix(ax, x0, y0, rows, cols, kind, label, cell=0.32, hatch=None):
+    """Desenha uma matriz ``rows × cols`` de células do tipo ``kind`` com o rótulo embaixo."""
+    from matplotlib.patches import Rectangle
+
+    for i in range(rows):
+        for j in range(cols):
+            ax.add_patch(Rectangle((x0 + j * cell, y0 + (rows - 1 - i) * cell), cell, cell,
+                                   facecolor=UPDATE_COLORS[kind], edgecolor="white", lw=0.8, hatch=hatch,
+                                   gid=kind))
+    ax.text(x0 + cols * cell / 2, y0 - 0.25, label, ha="center", va="top", fontsize=9, gid="rotulo")
+    return x0 + cols * cell
+
+
+def update_space_counts(d: int, k: int, r: int) -> dict[str, int]:
+    """Quantos números cada método deixa treinar numa matriz ``d × k``: ``d·k`` no SFT, ``r(d + k)`` no LoRA/QLoRA.
+
+    Ver Capítulo 7, seção 7.3.
+    """
+    for name, value in (("d", d), ("k", k), ("r", r)):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} deve ser um inteiro ≥ 1; recebi {value!r}.")
+    if r > min(d, k):
+        raise ValueError(f"O posto r = {r} não pode passar de min(d, k) = {min(d, k)}.")
+    return {"sft": d * k, "lora": r * (d + k), "qlora": r * (d + k)}
+
+
+def draw_update_spaces(d: int = 8, k: int = 6, r: int = 1, figsize=(11.5, 3.4)):
+    """Figura dos três espaços de atualização: ΔW inteira (SFT), W + BA (LoRA) e Q(W) + BA (QLoRA).
+
+    Células laranja recebem gradiente; cinza-claro é peso fp32 congelado; cinza-escuro hachurado é
+    peso de 4 bits congelado. Cada painel diz quantos números são treinados.
+    Ver Capítulo 7, seção 7.3.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    counts = update_space_counts(d, k, r)
+    fig, axes = plt.subplots(1, 3, figsize=figsize)
+    cell = 0.32
+    titles = {
+        "sft": f"SFT: ΔW inteira\n{counts['sft']} números treinados",
+        "lora": f"LoRA (r = {r}): W congelada + BA\n{counts['lora']} números treinados",
+        "qlora": f"QLoRA (r = {r}): Q(W) em 4 bits + BA\n{counts['qlora']} números treinados",
+    }
+    for ax, method in zip(axes, ("sft", "lora", "qlora")):
+        ax.set_title(titles[method], fontsize=10)
+        if method == "sft":
+            _matrix(ax, 0, 0, d, k, "treinavel", "W  (d × k)", cell)
+        else:
+            base_kind, hatch = ("congelado", None) if method == "lora" else ("quantizado", "////")
+            x = _matrix(ax, 0, 0, d, k, base_kind, "W" if method == "lora" else "Q(W)", cell, hatch)
+            ax.text(x + 0.22, d * cell / 2, "+", fontsize=14, ha="center", va="center")
+            x = _matrix(ax, x + 0.45, 0, d, r, "treinavel", "B", cell)
+            _matrix(ax, x + 0.2, (d - r) * cell, r, k, "treinavel", "A", cell)
+        ax.set_xlim(-0.2, k * cell + 0.45 + r * cell + 0.2 + k * cell + 0.2)
+        ax.set_ylim(-0.7, d * cell + 0.1)
+        ax.set_aspect("equal")
+        ax.axis("off")
+    handles = [Patch(facecolor=UPDATE_COLORS["treinavel"], label="recebe gradiente (fp32)"),
+               Patch(facecolor=UPDATE_COLORS["congelado"], label="congelado (fp32)"),
+               Patch(facecolor=UPDATE_COLORS["quantizado"], hatch="////", label="congelado (4 bits)")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=9)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig

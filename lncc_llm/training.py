@@ -88,3 +88,25 @@ def perplexity(loss: float) -> float:
     Ver Apêndice A, seção A.11.
     """
     return math.exp(loss)
+
+
+@torch.no_grad()
+def text_perplexity(model: torch.nn.Module, tokenizer, text: str) -> float:
+    """Perplexidade de um modelo causal do ``transformers`` sobre ``text``: exp da perda média por token.
+
+    Serve para medir esquecimento: a mesma conta, antes e depois de um ajuste fino, num texto que
+    nenhum treino viu. Ver Capítulo 7, seção 7.11.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("O texto está vazio: passe um trecho com algumas frases.")
+    device = next(model.parameters()).device
+    ids = tokenizer(text, return_tensors="pt")["input_ids"].to(device)
+    if ids.shape[1] < 2:
+        raise ValueError("O texto precisa de pelo menos 2 tokens para haver uma previsão.")
+    was_training = model.training
+    model.eval()
+    try:
+        loss = model(input_ids=ids, labels=ids).loss.float().item()
+    finally:
+        model.train(was_training)
+    return perplexity(loss)

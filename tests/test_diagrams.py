@@ -97,3 +97,19 @@ def test_panels_spec_and_validation():
     with pytest.raises(ValueError, match="Nenhuma faixa"):
         draw_architecture_comparison([])
     plt.close("all")
+
+
+def test_update_spaces_colour_exactly_the_trainable_numbers():
+    from lncc_llm.diagrams import draw_update_spaces, update_space_counts
+
+    assert update_space_counts(576, 576, 8) == {"sft": 331_776, "lora": 9_216, "qlora": 9_216}
+    with pytest.raises(ValueError, match="posto"):
+        update_space_counts(3, 2, 3)
+    fig = draw_update_spaces(d=8, k=6, r=2)
+    try:
+        kinds = [[p.get_gid() for p in ax.patches] for ax in fig.axes]
+        assert [k.count("treinavel") for k in kinds] == [48, 2 * (8 + 6), 2 * (8 + 6)]
+        assert [k.count("congelado") for k in kinds] == [0, 48, 0]
+        assert [k.count("quantizado") for k in kinds] == [0, 0, 48]
+    finally:
+        plt.close(fig)

@@ -47,3 +47,18 @@ def test_estimate_loss_uses_eval_mode_and_restores_training():
     x, y = batches[0]
     assert language_model_loss(torch.zeros(4, 8, 11), y).item() == pytest.approx(math.log(11))
     assert perplexity(math.log(11)) == pytest.approx(11)
+
+
+def test_text_perplexity_is_exp_of_the_hand_computed_mean_nll(decoder):
+    from lncc_llm.training import text_perplexity
+
+    model, tokenizer = decoder
+    text = "The human heart has four chambers and pumps blood through the body."
+    ids = torch.tensor([tokenizer(text)["input_ids"]])
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, :-1]
+    nll = -torch.log_softmax(logits, -1).gather(1, ids[0, 1:, None]).mean().item()
+    assert text_perplexity(model, tokenizer, text) == pytest.approx(math.exp(nll), rel=1e-5)
+    assert model.training is False
+    with pytest.raises(ValueError, match="vazio"):
+        text_perplexity(model, tokenizer, "  ")
