@@ -4,8 +4,9 @@ Organizado por conceito: ``environment`` (preparação dos notebooks), ``models`
 (modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas de arquitetura), ``rope``
 (posições rotativas), ``moe`` (mistura de especialistas), ``sampling`` (temperatura,
 top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
-offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível) e ``quantization``
-(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
+(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos) e ``finetuning`` (SFT, LoRA e
+QLoRA com o trl na CPU). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
 __version__ = "0.1.0"
 
@@ -35,7 +36,8 @@ from .models import (
     load_encoder,
 )
 from .corpus import CharTokenizer, shakespeare_text, train_val_split
-from .diagrams import architecture_panels, draw_architecture_comparison
+from .diagrams import architecture_panels, draw_architecture_comparison, draw_update_spaces
+from .finetuning import cpu_training_args, finetune, greedy_answers, side_by_side, style_dataset, style_score
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .quantization import compare_to_reference, load_decoder_quantized, model_bytes, training_memory
@@ -43,7 +45,7 @@ from .plotting import pca_2d, plot_attention, plot_pca
 from .rope import apply_rope, attention_logits, rope_angles, rope_cos_sin, rotate_half, rotation_matrix
 from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
 from .tokenization import gpt2_tokenizer
-from .training import fixed_threads, perplexity
+from .training import fixed_threads, perplexity, text_perplexity
 
 __all__ = [
     "__version__",
@@ -71,6 +73,13 @@ __all__ = [
     "plot_pca",
     "architecture_panels",
     "draw_architecture_comparison",
+    "draw_update_spaces",
+    "cpu_training_args",
+    "finetune",
+    "greedy_answers",
+    "side_by_side",
+    "style_dataset",
+    "style_score",
     "CharTokenizer",
     "shakespeare_text",
     "train_val_split",
@@ -101,4 +110,5 @@ __all__ = [
     "model_bytes",
     "training_memory",
     "perplexity",
+    "text_perplexity",
 ]
