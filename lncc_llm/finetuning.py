@@ -484,8 +484,8 @@ def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) ->
         tokenizer.padding_side = side
     device = next(model.parameters()).device
     batch = {k: v.to(device) for k, v in batch.items()}
-    out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False,
-                         pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    out = model.generate(**batch, do_sample=False, pad_token_id=pad, max_new_tokens=max_new_tokens)
     start = batch["input_ids"].shape[1]
     return [tokenizer.decode(row[start:], skip_special_tokens=True).strip() for row in out]
 
