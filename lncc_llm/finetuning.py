@@ -15,6 +15,7 @@ português, 135 M de parâmetros mal formam frases, e o estilo não teria o que 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import tempfile
 import textwrap
 import time
@@ -449,7 +450,11 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
         for p in model.parameters():
             if p.requires_grad:
                 p.data = p.data.float()
-    trainer.train()
+    try:
+        trainer.train()
+    finally:
+        if "output_dir" not in overrides:     # a pasta temporária que cpu_training_args criou para o Trainer
+            shutil.rmtree(args.output_dir, ignore_errors=True)
     model.eval()
     trainer.optimizer = None          # o estado do Adam (2 × 4 bytes por peso treinável) já foi medido
     trainable, total = trainable_parameters(model)

@@ -153,7 +153,11 @@ def test_one_step_lowers_the_loss_on_its_batch(method, tiny_dir, batch4):
 
 
 def test_sft_measures_full_gradients_and_two_adam_moments(tiny_dir, batch4):
+    from pathlib import Path
+
+    before = set(Path(tempfile.gettempdir()).glob("lncc_llm_treino_*"))
     result = ft.finetune("sft", dataset=batch4, steps=1, source=tiny_dir)
+    assert set(Path(tempfile.gettempdir()).glob("lncc_llm_treino_*")) == before   # nenhuma pasta deixada para trás
     assert result.trainable == result.total
     assert result.gradient_bytes == 4 * result.total              # um gradiente fp32 por peso (amarrado conta uma vez)
     assert result.optimizer_bytes >= 2 * 4 * result.total          # exp_avg e exp_avg_sq (+ o contador de passos)
