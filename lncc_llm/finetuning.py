@@ -364,7 +364,7 @@ def _check_method(method) -> str:
     return method.strip().lower()
 
 
-def _load_for(method: str, source):
+def _load_for(method: str, source, on_cpu: bool = True):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from .quantization import quantization_config, use_fused_cpu_kernel
@@ -372,7 +372,8 @@ def _load_for(method: str, source):
     tokenizer = AutoTokenizer.from_pretrained(source)
     if method == "qlora":
         model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch.float32, quantization_config=quantization_config("nf4"), device_map="cpu")
+            source, dtype=torch.float32, quantization_config=quantization_config("nf4"),
+            device_map="cpu" if on_cpu else {"": 0})   # um modelo de 4 bits não pode ser movido depois
         use_fused_cpu_kernel(model, False)   # o núcleo fundido (bf16) não tem autograd e muda os números
     else:
         model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
@@ -437,7 +438,7 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     from .models import ensure_decoder_cache
     from .quantization import model_bytes
 
-    model, tokenizer = _load_for(method, source or ensure_decoder_cache())
+    model, tokenizer = _load_for(method, source or ensure_decoder_cache(), on_cpu=overrides.get("use_cpu", True))
     args = cpu_training_args(max_steps=steps, learning_rate=learning_rate, **overrides)
     probe = _callback_class()()
     with _quiet_datasets():
