@@ -248,33 +248,20 @@ def cpu_training_args(output_dir: str | None = None, **overrides):
 # ----------------------------------------------------------------------------- medir durante o treino
 
 
-def tensor_bytes(tensors) -> int:
-    """Soma dos bytes de uma coleção de tensores (cada armazenamento contado uma vez).
-
-    Ver Capítulo 7, seção 7.11.
-    """
-    seen, total = set(), 0
-    for t in tensors:
-        if t is None or not torch.is_tensor(t):
-            continue
-        key = (t.untyped_storage().data_ptr(), t.untyped_storage().nbytes())
-        if key in seen:
-            continue
-        seen.add(key)
-        total += t.untyped_storage().nbytes()
-    return total
-
-
 def optimizer_state_bytes(optimizer) -> int:
     """Bytes reais do estado do otimizador (no AdamW, os momentos ``exp_avg`` e ``exp_avg_sq``).
 
     Ver Capítulo 7, seção 7.11.
     """
-    return tensor_bytes(t for state in optimizer.state.values() for t in state.values())
+    from .quantization import storage_bytes
+
+    return storage_bytes(t for state in optimizer.state.values() for t in state.values() if torch.is_tensor(t))
 
 
 def _callback_class():
     from transformers import TrainerCallback
+
+    from .quantization import storage_bytes
 
     class _Probe(TrainerCallback):
         """Cronometra cada passo e mede, no primeiro, os bytes dos gradientes e do otimizador."""
@@ -290,7 +277,7 @@ def _callback_class():
 
         def on_pre_optimizer_step(self, args, state, control, model=None, **kwargs):
             if not self.gradient_bytes and model is not None:
-                self.gradient_bytes = tensor_bytes(p.grad for p in model.parameters() if p.grad is not None)
+                self.gradient_bytes = storage_bytes(p.grad for p in model.parameters())
 
         def on_optimizer_step(self, args, state, control, optimizer=None, **kwargs):
             if not self.optimizer_bytes and optimizer is not None:
@@ -364,22 +351,6 @@ def _check_method(method) -> str:
     return method.strip().lower()
 
 
-def _load_for(method: str, source, on_cpu: bool = True):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from .quantization import quantization_config, use_fused_cpu_kernel
-
-    tokenizer = AutoTokenizer.from_pretrained(source)
-    if method == "qlora":
-        model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch.float32, quantization_config=quantization_config("nf4"),
-            device_map="cpu" if on_cpu else {"": 0})   # um modelo de 4 bits não pode ser movido depois
-        use_fused_cpu_kernel(model, False)   # o núcleo fundido (bf16) não tem autograd e muda os números
-    else:
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32)
-    return model, tokenizer
-
-
 @contextlib.contextmanager
 def _quiet_datasets():
     """Cala as barras "Tokenizing…" do ``datasets`` (aparecem mesmo com ``disable_tqdm=True``)."""
@@ -435,10 +406,15 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     from transformers.trainer_callback import PrinterCallback
     from trl import SFTTrainer
 
-    from .models import ensure_decoder_cache
-    from .quantization import model_bytes
+    from transformers import AutoTokenizer
 
-    model, tokenizer = _load_for(method, source or ensure_decoder_cache(), on_cpu=overrides.get("use_cpu", True))
+    from .models import ensure_decoder_cache
+    from .quantization import load_fresh_decoder, model_bytes
+
+    source = source or ensure_decoder_cache()
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    # no QLoRA, o núcleo fundido do bitsandbytes (bf16) fica desligado: não tem autograd e muda os números
+    model = load_fresh_decoder("nf4" if method == "qlora" else "fp32", source, on_cpu=overrides.get("use_cpu", True))
     args = cpu_training_args(max_steps=steps, learning_rate=learning_rate, **overrides)
     probe = _callback_class()()
     with _quiet_datasets():
@@ -457,7 +433,6 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
         if "output_dir" not in overrides:     # a pasta temporária que cpu_training_args criou para o Trainer
             shutil.rmtree(args.output_dir, ignore_errors=True)
     model.eval()
-    trainer.optimizer = None          # o estado do Adam (2 × 4 bytes por peso treinável) já foi medido
     trainable, total = trainable_parameters(model)
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
     return FinetuneResult(

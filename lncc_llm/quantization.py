@@ -85,25 +85,39 @@ def use_fused_cpu_kernel(model, enabled: bool) -> None:
             module.support_avx512bf16_for_cpu = enabled and module.support_avx512bf16_for_cpu
 
 
-@functools.lru_cache(maxsize=2 * len(KINDS))
-def _load_quantized_cached(kind: str, fused_cpu_kernel: bool, double_quant: bool):
+def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool = False, double_quant: bool = False,
+                       on_cpu: bool = True):
+    """Uma cópia nova (sem cache) do decodificador no formato ``kind``: a que se treina e se modifica.
+
+    ``source`` é a pasta do modelo (padrão: a pasta convertida de ``load_decoder``). Os formatos
+    quantizados vão direto para a CPU (ou para a GPU 0 com ``on_cpu=False``): um modelo de 4 ou 8 bits
+    não pode ser movido depois de carregado.
+    Ver Capítulo 7, seção 7.5.
+    """
     from transformers import AutoModelForCausalLM
 
-    from .models import ensure_decoder_cache, load_decoder
+    from .models import ensure_decoder_cache
+
+    kind = _check_kind(kind)
+    source = source or ensure_decoder_cache()
+    if kind in ("fp32", "bf16"):
+        return AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32 if kind == "fp32" else torch.bfloat16)
+    model = AutoModelForCausalLM.from_pretrained(
+        source, dtype=torch.float32, quantization_config=quantization_config(kind, double_quant),
+        device_map="cpu" if on_cpu else {"": 0},
+    )
+    use_fused_cpu_kernel(model, fused_cpu_kernel)
+    return model
+
+
+@functools.lru_cache(maxsize=2 * len(KINDS))
+def _load_quantized_cached(kind: str, fused_cpu_kernel: bool, double_quant: bool):
+    from .models import load_decoder
 
     if kind == "fp32":
         return load_decoder(device="cpu")
     _, tokenizer = load_decoder(device="cpu")
-    source = ensure_decoder_cache()
-    if kind == "bf16":
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch.bfloat16)
-    else:
-        model = AutoModelForCausalLM.from_pretrained(
-            source, dtype=torch.float32, quantization_config=quantization_config(kind, double_quant),
-            device_map="cpu",
-        )
-        use_fused_cpu_kernel(model, fused_cpu_kernel)
-    return model.eval(), tokenizer
+    return load_fresh_decoder(kind, fused_cpu_kernel=fused_cpu_kernel, double_quant=double_quant).eval(), tokenizer
 
 
 def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False, double_quant: bool = False):
@@ -156,10 +170,18 @@ def model_bytes(model: torch.nn.Module) -> int:
     por linha do int8 e os tensores internos das subclasses do torchao.
     Ver Capítulo 6, seção 6.6.
     """
-    seen, total = set(), 0
     tensors = list(model.parameters()) + list(model.buffers())
     # o int8 do bitsandbytes tira a escala do peso e a guarda em module.state na primeira passada
     tensors += [m.state.SCB for m in model.modules() if torch.is_tensor(getattr(getattr(m, "state", None), "SCB", None))]
+    return storage_bytes(tensors)
+
+
+def storage_bytes(tensors) -> int:
+    """Bytes reais de uma coleção de tensores: cada armazenamento uma vez, com o que a quantização
+    guarda fora do tensor (``absmax``, escalas). ``None`` é ignorado (um gradiente que não existe).
+    Ver Capítulo 6, seção 6.6, e Capítulo 7, seção 7.11.
+    """
+    seen, total = set(), 0
     for tensor in tensors:
         for part in _storage_tensors(tensor):
             storage = part.untyped_storage()
