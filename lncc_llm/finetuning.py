@@ -205,20 +205,28 @@ def style_score(text: str) -> float:
 # ----------------------------------------------------------------------------- configuração segura na CPU
 
 
-def cpu_training_args(output_dir: str | None = None, **overrides):
-    """``trl.SFTConfig`` segura para a CPU: o único lugar do curso que configura um treinador.
+TRAINERS = ("sft", "dpo", "grpo")
 
-    Sem bf16 (o padrão do ``trl`` 1.16 é ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``,
-    sem *gradient checkpointing* (ligado por padrão no ``trl``; inútil e mais lento em 135 M), sem
-    *checkpoints* (``save_strategy="no"``), sem relatórios, semente fixa, log a cada passo, barra de
-    progresso no JupyterLab e silêncio sob nbval. ``output_dir`` vai para uma pasta temporária: o
-    ``Trainer`` cria a pasta mesmo sem salvar nada, e ela não deve cair no repositório.
+
+def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **overrides):
+    """A configuração segura para a CPU de um treinador do ``trl``: o único lugar do curso que a monta.
+
+    ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig`` e
+    ``"grpo"`` → ``GRPOConfig`` (Capítulo 8). Em todas: sem bf16 (o padrão do ``trl`` 1.16 é
+    ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem *gradient checkpointing* (ligado por
+    padrão no ``trl``; inútil e mais lento em 135 M), sem *checkpoints* (``save_strategy="no"``), sem
+    relatórios, semente fixa, log a cada passo, taxa constante, barra de progresso no JupyterLab e
+    silêncio sob nbval. ``output_dir`` vai para uma pasta temporária: o ``Trainer`` cria a pasta mesmo
+    sem salvar nada, e ela não deve cair no repositório.
     Qualquer campo pode ser trocado em ``overrides`` (por exemplo ``use_cpu=False, bf16=True`` numa GPU).
-    Ver Capítulo 7, seção 7.9.
+    Ver Capítulo 7, seção 7.9, e Capítulo 8, seções 8.2 e 8.3.
     """
     silence_library_noise()
-    from trl import SFTConfig
+    import trl
 
+    if trainer not in TRAINERS:
+        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: {', '.join(map(repr, TRAINERS))}.")
+    config_class = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig}[trainer]
     if output_dir is None:
         output_dir = tempfile.mkdtemp(prefix="lncc_llm_treino_")
     settings = dict(
@@ -234,15 +242,15 @@ def cpu_training_args(output_dir: str | None = None, **overrides):
         seed=0,
         data_seed=0,
         per_device_train_batch_size=4,
-        max_length=128,
         lr_scheduler_type="constant",
         warmup_steps=0,
         dataloader_num_workers=0,
         disable_tqdm=progress_quiet(),
-        dataset_num_proc=None,
     )
+    if trainer in ("sft", "dpo"):
+        settings.update(max_length=128 if trainer == "sft" else 256, dataset_num_proc=None)
     settings.update(overrides)
-    return SFTConfig(**settings)
+    return config_class(**settings)
 
 
 # ----------------------------------------------------------------------------- medir durante o treino
@@ -365,6 +373,42 @@ def _quiet_datasets():
             ds_logging.enable_progress_bar()
 
 
+def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None, callbacks=(), **kwargs):
+    """Monta um ``SFTTrainer``, ``DPOTrainer`` ou ``GRPOTrainer`` do ``trl`` em silêncio sob nbval.
+
+    ``args`` vem de ``cpu_training_args(trainer=...)``. Sem barra de progresso (``disable_tqdm``), o
+    ``PrinterCallback`` sai (senão cada dicionário de log vai para o stdout) e as barras
+    "Tokenizing…" do ``datasets`` ficam caladas; no JupyterLab a barra do treino aparece.
+    ``kwargs`` vão para o construtor (por exemplo ``reward_funcs`` no GRPO).
+    Ver Capítulo 7, seção 7.9, e Capítulo 8.
+    """
+    if trainer not in TRAINERS:
+        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: {', '.join(map(repr, TRAINERS))}.")
+    silence_library_noise()
+    import trl
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer_class = {"sft": trl.SFTTrainer, "dpo": trl.DPOTrainer, "grpo": trl.GRPOTrainer}[trainer]
+    with _quiet_datasets():
+        built = trainer_class(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
+                              peft_config=peft_config, callbacks=list(callbacks), **kwargs)
+    if args.disable_tqdm:
+        built.remove_callback(PrinterCallback)
+    return built
+
+
+def run_training(trainer, remove_output_dir: bool = True):
+    """``trainer.train()`` e, no fim (mesmo com erro), apaga a pasta temporária de ``cpu_training_args``.
+
+    Ver Capítulo 7, seção 7.9.
+    """
+    try:
+        return trainer.train()
+    finally:
+        if remove_output_dir:
+            shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
+
+
 def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dropout: float = 0.0):
     """``peft.LoraConfig`` do curso: posto ``rank``, escala ``alpha / rank``, nas projeções ``q`` e ``v``.
 
@@ -403,9 +447,6 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
         learning_rate = DEFAULT_LEARNING_RATES[method]
 
     silence_library_noise()
-    from transformers.trainer_callback import PrinterCallback
-    from trl import SFTTrainer
-
     from transformers import AutoTokenizer
 
     from .models import ensure_decoder_cache
@@ -417,21 +458,13 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     model = load_fresh_decoder("nf4" if method == "qlora" else "fp32", source, on_cpu=overrides.get("use_cpu", True))
     args = cpu_training_args(max_steps=steps, learning_rate=learning_rate, **overrides)
     probe = _callback_class()()
-    with _quiet_datasets():
-        trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                             peft_config=peft_config, callbacks=[probe])
-    if args.disable_tqdm:
-        trainer.remove_callback(PrinterCallback)   # senão cada dicionário de log vai para o stdout
+    trainer = make_trainer("sft", model, tokenizer, dataset, args, peft_config=peft_config, callbacks=[probe])
     model = trainer.model
     if method == "qlora":
         for p in model.parameters():
             if p.requires_grad:
                 p.data = p.data.float()
-    try:
-        trainer.train()
-    finally:
-        if "output_dir" not in overrides:     # a pasta temporária que cpu_training_args criou para o Trainer
-            shutil.rmtree(args.output_dir, ignore_errors=True)
+    run_training(trainer, remove_output_dir="output_dir" not in overrides)
     model.eval()
     trainable, total = trainable_parameters(model)
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]

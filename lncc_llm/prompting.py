@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import torch
 
-from .sampling import _prompt_ids
+from .likelihood import prompt_ids, sequence_logprob  # noqa: F401  (prompt_ids: reexportado)
 
 UNDECIDED = "INDETERMINADO"
 
@@ -73,44 +73,18 @@ COURSE_REVIEWS: tuple[Review, ...] = (
 # ----------------------------------------------------------------------------- rótulos por log-probabilidade
 
 
-def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
-    """Ids do prompt exatamente como ``generate`` os monta (com ``chat=True``, pelo template de chat).
-
-    ``prompt`` também pode ser uma lista de ids já tokenizados (por exemplo, cortados
-    para uma janela com ``truncate_ids``): ela é usada como está.
-    Ver Capítulo 5, seção 5.5.
-    """
-    if isinstance(prompt, (list, tuple)) and prompt and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt):
-        if chat:
-            raise ValueError("Uma lista de ids já está tokenizada: use chat=False.")
-        return list(prompt)
-    return _prompt_ids(tokenizer, prompt, chat)
-
-
-@torch.no_grad()
 def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> float:
-    """log p(rótulo | prompt): soma das log-probabilidades dos tokens do rótulo, numa passagem só.
+    """log p(rótulo | prompt): ``likelihood.sequence_logprob`` com o rótulo como completação.
 
     ``prompt`` é um texto, uma lista de mensagens (com ``chat=True``) ou uma lista de ids.
     O rótulo é tokenizado sozinho (sem tokens especiais) e colado depois dos ids do
-    prompt; a posição ``t`` dos logits prevê o token ``t + 1``, então os tokens do
-    rótulo são lidos nas posições ``len(prompt) - 1 … len(prompt) + len(rótulo) - 2``.
-    Rótulos com mais tokens somam mais termos negativos: compare rótulos de
+    prompt. Rótulos com mais tokens somam mais termos negativos: compare rótulos de
     tamanhos parecidos ou olhe também a média por token.
     Ver Capítulo 5, seção 5.5.
     """
     if not isinstance(label, str) or not label:
         raise ValueError(f"O rótulo deve ser um texto não vazio; recebi {label!r}.")
-    p_ids = prompt_ids(tokenizer, prompt, chat)
-    l_ids = tokenizer(label, add_special_tokens=False)["input_ids"]
-    if not l_ids:
-        raise ValueError(f"O rótulo {label!r} não produziu nenhum token.")
-    device = next(model.parameters()).device
-    ids = torch.tensor([p_ids + l_ids], device=device)
-    logits = model(input_ids=ids).logits[0].double().cpu()
-    start = len(p_ids) - 1
-    logp = torch.log_softmax(logits[start : start + len(l_ids)], dim=-1)
-    return float(logp[torch.arange(len(l_ids)), torch.tensor(l_ids)].sum())
+    return sequence_logprob(model, tokenizer, prompt, label, chat=chat)
 
 
 def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[str, float]:

@@ -1,0 +1,412 @@
+"""Avaliação medida: um juiz que se pode auditar, contaminação e múltipla escolha por verossimilhança.
+
+* ``JUDGE_TEMPLATES`` / ``judge_pair``: o modelo como juiz de um par de respostas, numa passagem
+  para frente: o veredito compara os logits do próximo token para os dois rótulos (determinístico);
+* ``position_consistency``: cada par julgado nas duas ordens; taxa de consistência, de vitórias da
+  primeira e da segunda posição e empates pela regra da troca, como na Tabela 2 do MT-Bench;
+* ``near_duplicates``: quase-duplicatas entre um conjunto de treino e um de avaliação (TF-IDF de
+  n-gramas de caracteres, com o scikit-learn);
+* ``mc_items`` / ``multiple_choice_accuracy``: a tarefa de múltipla escolha do curso e a pontuação por
+  log-verossimilhança, com ``acc`` e ``acc_norm`` definidos como no lm-evaluation-harness;
+* ``lm_eval_task`` / ``run_lm_eval``: a mesma tarefa passada pelo lm-evaluation-harness, offline.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .likelihood import sequence_logprobs
+
+MC_TASK_FILE = Path(__file__).with_name("dados") / "fatos_mc.json"
+MC_TASK_NAME = "lncc_fatos"
+MC_PROMPT = "Question: {question}\nAnswer:"
+
+# Três formulações do mesmo pedido ao juiz (entradas do modelo, em inglês como o SmolLM2): a padrão,
+# a "renomeada" (rótulos 1/2 no lugar de A/B, como o "rename" do MT-Bench) e uma paráfrase.
+JUDGE_TEMPLATES = {
+    "padrao": {
+        "labels": ("A", "B"),
+        "text": ("Which answer to the question is better? Reply with A or B only.\n\n"
+                 "Question: {question}\n\nAnswer A: {first}\n\nAnswer B: {second}\n\nBetter answer:"),
+    },
+    "renomeado": {
+        "labels": ("1", "2"),
+        "text": ("Which answer to the question is better? Reply with 1 or 2 only.\n\n"
+                 "Question: {question}\n\nAnswer 1: {first}\n\nAnswer 2: {second}\n\nBetter answer:"),
+    },
+    "parafraseado": {
+        "labels": ("A", "B"),
+        "text": ("You are a strict grader. Read the question and the two candidate answers, then say which "
+                 "one is correct and more helpful. Reply with a single letter, A or B.\n\n"
+                 "Question: {question}\n\nA: {first}\n\nB: {second}\n\nVerdict:"),
+    },
+}
+
+# Pares de avaliação escritos para o curso: (pergunta, resposta certa, resposta errada), com as duas
+# respostas na mesma forma. O primeiro é a soma do Capítulo 4 em que o modelo errou com fluência.
+JUDGE_PAIRS = (
+    ("What is 27 + 58?", "27 + 58 = 85.", "27 + 58 = 125."),
+    ("What is 9 × 6?", "9 × 6 = 54.", "9 × 6 = 56."),
+    ("What is 100 − 37?", "100 − 37 = 63.", "100 − 37 = 73."),
+    ("What is half of 50?", "Half of 50 is 25.", "Half of 50 is 20."),
+)
+
+
+def mc_items(path: str | Path | None = None) -> list[dict]:
+    """As questões ``{"question", "choices", "answer"}`` da tarefa de múltipla escolha do curso.
+
+    ``answer`` é o índice da alternativa certa. O arquivo padrão, ``lncc_llm/dados/fatos_mc.json``,
+    tem 16 questões de conhecimento geral escritas para o curso (em inglês, a língua do SmolLM2).
+    Ver Capítulo 8, seção 8.4.
+    """
+    items = json.loads(Path(path or MC_TASK_FILE).read_text(encoding="utf-8"))
+    _check_items(items)
+    return items
+
+
+def judge_pairs() -> list[tuple[str, str, str]]:
+    """Os ~20 pares do juiz: os de ``JUDGE_PAIRS`` e um por questão de ``mc_items``.
+
+    Cada par é ``(pergunta, resposta certa, resposta errada)``; nas questões de múltipla escolha a
+    errada é a primeira alternativa errada, escrita na mesma frase ("The answer is …").
+    Ver Capítulo 8, seção 8.4.
+    """
+    pairs = list(JUDGE_PAIRS)
+    for item in mc_items():
+        right = item["choices"][item["answer"]]
+        wrong = next(c for i, c in enumerate(item["choices"]) if i != item["answer"])
+        pairs.append((item["question"], f"The answer is {right}.", f"The answer is {wrong}."))
+    return pairs
+
+
+# ----------------------------------------------------------------------------- o juiz
+
+
+@dataclass
+class Verdict:
+    """Um veredito: o rótulo vencedor, sua posição (0 = primeira resposta) e os logits dos rótulos.
+
+    Ver Capítulo 8, seção 8.4.
+    """
+
+    label: str
+    position: int
+    logits: tuple[float, float]
+
+    @property
+    def margin(self) -> float:
+        """logit(primeiro rótulo) − logit(segundo rótulo)."""
+        return self.logits[0] - self.logits[1]
+
+
+def _template(template):
+    if isinstance(template, str):
+        if template not in JUDGE_TEMPLATES:
+            raise ValueError(f"Template de juiz desconhecido: {template!r}. Use um destes: "
+                             f"{', '.join(map(repr, JUDGE_TEMPLATES))}, ou passe um dicionário "
+                             "{'labels': (…, …), 'text': …}.")
+        return JUDGE_TEMPLATES[template]
+    if not (isinstance(template, dict) and {"labels", "text"} <= set(template) and len(template["labels"]) == 2):
+        raise ValueError("Um template de juiz é um dicionário com 'labels' (dois rótulos) e 'text' (com "
+                         "{question}, {first} e {second}).")
+    return template
+
+
+def label_token_ids(tokenizer, labels) -> list[int]:
+    """O id de cada rótulo do juiz; erro se algum rótulo não for um único token.
+
+    Ver Capítulo 8, seção 8.4.
+    """
+    ids = []
+    for label in labels:
+        tokens = tokenizer(label, add_special_tokens=False)["input_ids"]
+        if len(tokens) != 1:
+            raise ValueError(f"O rótulo {label!r} vira {len(tokens)} tokens {tokens}: o juiz compara o logit "
+                             "de um único token. Use rótulos de um token só (A/B, 1/2).")
+        ids.append(tokens[0])
+    if ids[0] == ids[1]:
+        raise ValueError(f"Os rótulos {tuple(labels)!r} viram o mesmo token: escolha dois rótulos distintos.")
+    return ids
+
+
+def _judge_prompt(tokenizer, tpl, question, first, second) -> str:
+    text = tpl["text"].format(question=question, first=first, second=second)
+    return tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
+                                         tokenize=False)
+
+
+@torch.no_grad()
+def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
+    """``judge_pair`` para várias triplas ``(pergunta, primeira, segunda)`` numa passagem em lote.
+
+    Preenchimento à esquerda, com máscara de atenção e posições contadas só nos tokens reais: cada
+    veredito é o mesmo que ``judge_pair`` daria sozinho (a menos de arredondamento de float32).
+    Ver Capítulo 8, seção 8.4.
+    """
+    tpl = _template(template)
+    ids = label_token_ids(tokenizer, tpl["labels"])
+    triples = list(triples)
+    if not triples:
+        raise ValueError("Nada para julgar: passe ao menos uma tripla (pergunta, primeira, segunda).")
+    prompts = [_judge_prompt(tokenizer, tpl, *t) for t in triples]
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"          # o último token de cada linha é o que prevê o rótulo
+    try:
+        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    finally:
+        tokenizer.padding_side = side
+    device = next(model.parameters()).device
+    mask = batch["attention_mask"]
+    positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
+                   position_ids=positions.to(device), logits_to_keep=1).logits[:, -1].double().cpu()
+    verdicts = []
+    for row in logits:
+        pair = (float(row[ids[0]]), float(row[ids[1]]))
+        position = 0 if pair[0] >= pair[1] else 1
+        verdicts.append(Verdict(tpl["labels"][position], position, pair))
+    return verdicts
+
+
+def judge_pair(model, tokenizer, question: str, answer_a: str, answer_b: str, template="padrao") -> Verdict:
+    """O modelo como juiz: qual das duas respostas é melhor, pelos logits do próximo token.
+
+    Monta o pedido do ``template`` com ``answer_a`` na primeira posição e ``answer_b`` na segunda,
+    passa pelo template de chat e compara, numa passagem para frente, o logit do rótulo da primeira
+    posição com o da segunda. Nada é amostrado: o mesmo modelo dá o mesmo veredito.
+    Ver Capítulo 8, seção 8.4.
+    """
+    return judge_batch(model, tokenizer, [(question, answer_a, answer_b)], template)[0]
+
+
+@dataclass
+class PositionReport:
+    """As contagens de ``position_consistency`` (cada par julgado nas duas ordens).
+
+    * ``consistent``: escolheu a mesma resposta nas duas ordens (a regra da troca declara vitória);
+    * ``first`` / ``second``: escolheu a mesma *posição* nas duas ordens (viés; a regra dá empate);
+    * ``correct``: vitórias consistentes da resposta certa;
+    * ``calibrated``: pares em que a certa vence pela média das margens das duas ordens (a calibração
+      de posição de Wang et al., 2023: o viés de posição, igual nas duas ordens, se cancela).
+    Ver Capítulo 8, seção 8.4.
+    """
+
+    pairs: int
+    consistent: int
+    first: int
+    second: int
+    correct: int
+    calibrated: int
+    verdicts: list
+
+    @property
+    def ties(self) -> int:
+        """Vereditos que a regra da troca transforma em empate (os inconsistentes)."""
+        return self.pairs - self.consistent
+
+    def rates(self) -> dict[str, float]:
+        """As três taxas da Tabela 2 do MT-Bench, em %, e a de acerto consistente."""
+        return {name: 100 * getattr(self, name) / self.pairs for name in ("consistent", "first", "second", "correct", "calibrated")}
+
+
+def position_consistency(model, tokenizer, pairs, template="padrao") -> PositionReport:
+    """Julga cada par ``(pergunta, certa, errada)`` nas duas ordens e conta consistência e viés.
+
+    Ordem 1: certa na primeira posição; ordem 2: trocadas. Consistente = a mesma resposta vence nas
+    duas (só então a regra da troca declara um vencedor); viés para a primeira (segunda) posição = a
+    primeira (segunda) posição vence nas duas. É o protocolo da Tabela 2 do MT-Bench.
+    Ver Capítulo 8, seção 8.4.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("A lista de pares está vazia: passe pares (pergunta, resposta certa, resposta errada).")
+    for pair in pairs:
+        if len(pair) != 3:
+            raise ValueError(f"Cada par deve ser (pergunta, resposta certa, resposta errada); recebi {pair!r}.")
+    forward = judge_batch(model, tokenizer, [(q, right, wrong) for q, right, wrong in pairs], template)
+    swapped = judge_batch(model, tokenizer, [(q, wrong, right) for q, right, wrong in pairs], template)
+    consistent = first = second = correct = calibrated = 0
+    for v1, v2 in zip(forward, swapped):
+        if v1.position == v2.position:
+            first += v1.position == 0
+            second += v1.position == 1
+        else:
+            consistent += 1
+            correct += v1.position == 0
+        calibrated += v1.margin - v2.margin > 0      # média das duas ordens: a certa ganha?
+    verdicts = list(zip(forward, swapped))
+    return PositionReport(len(pairs), consistent, first, second, correct, calibrated, verdicts)
+
+
+# ----------------------------------------------------------------------------- contaminação
+
+
+def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
+    """Para cada texto de ``test``, o texto de ``train`` mais parecido e a similaridade (0 a 1).
+
+    Similaridade do cosseno entre vetores TF-IDF de n-gramas de caracteres (``char_wb``), com o
+    vocabulário ajustado nos dois conjuntos: pega cópias, cópias com pequenas edições e trechos
+    reordenados. Devolve ``[(i_teste, j_treino, similaridade, suspeito)]``, com ``suspeito`` =
+    similaridade ≥ ``threshold``.
+    Ver Capítulo 8, seção 8.4.
+    """
+    train, test = list(train), list(test)
+    if not train or not test:
+        raise ValueError("near_duplicates precisa de textos nos dois conjuntos (treino e avaliação).")
+    if not all(isinstance(t, str) for t in train + test):
+        raise ValueError("near_duplicates compara textos: passe listas de strings.")
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
+    vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=tuple(ngram_range), lowercase=True)
+    matrix = vectorizer.fit_transform(train + test)
+    sims = cosine_similarity(matrix[len(train):], matrix[: len(train)])
+    out = []
+    for i, row in enumerate(sims):
+        j = int(row.argmax())
+        out.append((i, j, float(row[j]), bool(row[j] >= threshold)))
+    return out
+
+
+# ----------------------------------------------------------------------------- múltipla escolha
+
+
+def _check_items(items):
+    if not items:
+        raise ValueError("O conjunto de questões está vazio: passe ao menos uma questão.")
+    for item in items:
+        if not {"question", "choices", "answer"} <= set(item):
+            raise ValueError(f"Cada questão precisa de 'question', 'choices' e 'answer'; recebi {sorted(item)}.")
+        if len(item["choices"]) < 2 or not 0 <= item["answer"] < len(item["choices"]):
+            raise ValueError(f"Questão {item['question']!r}: precisa de ≥ 2 alternativas e 'answer' deve ser o "
+                             f"índice de uma delas (0 a {len(item['choices']) - 1}).")
+
+
+@dataclass
+class MCResult:
+    """O que ``multiple_choice_accuracy`` devolve: ``acc``, ``acc_norm`` e as log-verossimilhanças.
+
+    Ver Capítulo 8, seção 8.4.
+    """
+
+    acc: float
+    acc_norm: float
+    loglikelihoods: list        # por questão, a log p de cada alternativa
+    predictions: list           # argmax das log p
+    predictions_norm: list      # argmax das log p / número de caracteres da alternativa
+
+
+def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT, delimiter: str = " ") -> MCResult:
+    """Acurácia de múltipla escolha por log-verossimilhança, como a do lm-evaluation-harness.
+
+    Para cada questão, pontua cada alternativa por log p(delimitador + alternativa | prompt), a conta de
+    ``likelihood.sequence_logprob`` (aqui em lote, ``sequence_logprobs``).
+    ``acc``: acerta se a alternativa certa tem a maior log p. ``acc_norm``: a mesma coisa depois de
+    dividir cada log p pelo número de caracteres da alternativa (sem o delimitador), o que tira a
+    vantagem das respostas curtas. Nada é gerado; o modelo só dá probabilidades.
+    Ver Capítulo 8, seção 8.4.
+    """
+    items = list(items)
+    _check_items(items)
+    contexts = [prompt.format(**item) for item in items for _ in item["choices"]]
+    continuations = [delimiter + choice for item in items for choice in item["choices"]]
+    flat = sequence_logprobs(model, tokenizer, contexts, continuations)
+    lls, preds, preds_norm, hits, hits_norm, k = [], [], [], 0, 0, 0
+    for item in items:
+        ll = flat[k : k + len(item["choices"])]
+        k += len(item["choices"])
+        norm = [v / len(c) for v, c in zip(ll, item["choices"])]
+        pred = max(range(len(ll)), key=ll.__getitem__)
+        pred_norm = max(range(len(norm)), key=norm.__getitem__)
+        lls.append(ll)
+        preds.append(pred)
+        preds_norm.append(pred_norm)
+        hits += pred == item["answer"]
+        hits_norm += pred_norm == item["answer"]
+    return MCResult(hits / len(items), hits_norm / len(items), lls, preds, preds_norm)
+
+
+# ----------------------------------------------------------------------------- lm-evaluation-harness
+
+
+def lm_eval_task(folder: str | Path | None = None, data_file: str | Path | None = None) -> Path:
+    """Escreve a tarefa ``lncc_fatos`` do lm-evaluation-harness (um YAML) e devolve a pasta.
+
+    A tarefa lê o JSON local do curso (``dataset_path: json``), pergunta com ``MC_PROMPT`` e pontua
+    as alternativas por log-verossimilhança (``output_type: multiple_choice``, métricas ``acc`` e
+    ``acc_norm``). O caminho do JSON vai absoluto no YAML, por isso ele é escrito na hora.
+    Ver Capítulo 8, seção 8.4.
+    """
+    folder = Path(folder or tempfile.mkdtemp(prefix="lncc_llm_lmeval_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    data_file = Path(data_file or MC_TASK_FILE).resolve()
+    doc_to_text = MC_PROMPT.replace("{question}", "{{question}}").replace("\n", "\\n")
+    (folder / f"{MC_TASK_NAME}.yaml").write_text(
+        f"task: {MC_TASK_NAME}\n"
+        "dataset_path: json\n"
+        "dataset_kwargs:\n"
+        "  data_files:\n"
+        f"    test: {json.dumps(str(data_file))}\n"
+        "test_split: test\n"
+        "output_type: multiple_choice\n"
+        f'doc_to_text: "{doc_to_text}"\n'
+        'doc_to_choice: "{{choices}}"\n'
+        "doc_to_target: answer\n"
+        "metric_list:\n"
+        "  - metric: acc\n"
+        "    aggregation: mean\n"
+        "    higher_is_better: true\n"
+        "  - metric: acc_norm\n"
+        "    aggregation: mean\n"
+        "    higher_is_better: true\n",
+        encoding="utf-8")
+    return folder
+
+
+def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool | None = None) -> dict:
+    """Roda a tarefa ``lncc_fatos`` no lm-evaluation-harness, offline, com o modelo já carregado.
+
+    Usa ``lm_eval.simple_evaluate`` com o ``HFLM`` do próprio harness em volta de ``model`` e
+    ``tokenizer`` (nada é baixado). Devolve ``{"acc", "acc_norm", "loglikelihoods"}``, com as log p
+    de cada alternativa como o harness as calculou. Sob nbval os logs e barras do harness ficam calados.
+    Ver Capítulo 8, seção 8.4.
+    """
+    try:
+        import lm_eval
+        from lm_eval.models.huggingface import HFLM
+        from lm_eval.tasks import TaskManager
+    except ImportError as err:       # pragma: no cover - depende da instalação
+        raise ImportError("O lm-evaluation-harness não está instalado: rode `pip install -r requirements.txt` "
+                          "(ele fixa lm-eval==0.4.13).") from err
+    from .environment import progress_quiet, set_offline
+
+    set_offline()
+    quiet = progress_quiet() if quiet is None else quiet
+    folder = Path(folder) if folder else lm_eval_task()
+    sink = io.StringIO()
+    loggers = [logging.getLogger(n) for n in ("lm_eval", "lm-eval", "datasets")]
+    levels = [lg.level for lg in loggers]
+    redirect = contextlib.redirect_stderr(sink) if quiet else contextlib.nullcontext()
+    try:
+        if quiet:
+            for lg in loggers:
+                lg.setLevel(logging.ERROR)
+        with redirect:
+            lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=1)
+            res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME], task_manager=TaskManager(include_path=str(folder)),
+                                          log_samples=True, random_seed=0, numpy_random_seed=0, torch_random_seed=0,
+                                          fewshot_random_seed=0, bootstrap_iters=0)
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+    metrics = res["results"][MC_TASK_NAME]
+    samples = sorted(res["samples"][MC_TASK_NAME], key=lambda s: s["doc_id"])
+    return {"acc": float(metrics["acc,none"]), "acc_norm": float(metrics["acc_norm,none"]),
+            "loglikelihoods": [[float(r[0][0]) for r in s["resps"]] for s in samples]}

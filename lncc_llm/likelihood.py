@@ -1,0 +1,147 @@
+"""Log-verossimilhança de uma completação: a conta que os Capítulos 5 e 8 compartilham.
+
+* ``sequence_logprob``: log p(completação | prompt), a soma das log-probabilidades dos tokens da
+  completação, numa passagem para frente. É a definição única do curso: o Capítulo 5 pontua rótulos
+  com ela (``prompting.label_logprob``), o Capítulo 8 calcula a perda do DPO e pontua questões de
+  múltipla escolha com ela;
+* ``sequence_logprobs``: a mesma conta para muitos pares, em lote;
+* ``token_logprobs``: os termos dessa soma, token a token;
+* ``masked_logprob_sums``: a mesma soma para um lote já tokenizado, com uma máscara que marca os
+  tokens da completação (o formato dos lotes do ``trl``);
+* ``prompt_ids`` e ``completion_ids``: como prompt e completação viram ids.
+"""
+from __future__ import annotations
+
+import torch
+
+from .sampling import _prompt_ids
+
+
+def _is_ids(x) -> bool:
+    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(i, int) and not isinstance(i, bool) for i in x)
+
+
+def _is_messages(x) -> bool:
+    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(m, dict) for m in x)
+
+
+def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
+    """Ids do prompt exatamente como ``generate`` os monta (com ``chat=True``, pelo template de chat).
+
+    ``prompt`` também pode ser uma lista de ids já tokenizados (por exemplo, cortados
+    para uma janela com ``truncate_ids``): ela é usada como está.
+    Ver Capítulo 5, seção 5.5.
+    """
+    if _is_ids(prompt):
+        if chat:
+            raise ValueError("Uma lista de ids já está tokenizada: use chat=False.")
+        return list(prompt)
+    return _prompt_ids(tokenizer, prompt, chat)
+
+
+def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[int]:
+    """Ids da completação, na forma em que ela segue o prompt.
+
+    * texto: tokenizado sozinho, sem tokens especiais (um rótulo, uma alternativa " Paris");
+    * mensagens (com ``chat=True``): a conversa inteira (prompt + resposta) passa pelo template de
+      chat, e a completação é o que vem depois do prompt — a resposta e o ``<|im_end|>`` que a
+      fecha, como o ``DPOTrainer`` do ``trl`` recorta;
+    * lista de ids: usada como está.
+    Ver Capítulo 8, seção 8.2.
+    """
+    if _is_ids(completion):
+        return list(completion)
+    if _is_messages(completion):
+        if not (chat and _is_messages(prompt)):
+            raise ValueError("Uma completação em mensagens pede um prompt em mensagens e chat=True.")
+        full = tokenizer.apply_chat_template(list(prompt) + list(completion), tokenize=False)
+        start = tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True)
+        if not full.startswith(start):
+            raise ValueError("O template de chat não reproduz o prompt no início da conversa completa.")
+        completion = full[len(start):]
+    if not isinstance(completion, str) or not completion:
+        raise ValueError(f"A completação deve ser um texto não vazio, mensagens ou ids; recebi {completion!r}.")
+    ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
+    if not ids:
+        raise ValueError(f"A completação {completion!r} não produziu nenhum token.")
+    return ids
+
+
+def masked_logprob_sums(logits, input_ids, completion_mask) -> torch.Tensor:
+    """Para cada linha do lote, a soma de log p(token) nas posições que ``completion_mask`` marca.
+
+    A posição ``t`` dos ``logits`` prevê o token ``t + 1``: os logits perdem a última posição e os
+    ids e a máscara perdem a primeira. As contas vão em float64.
+    Ver Capítulo 8, seção 8.2.
+    """
+    logp = torch.log_softmax(logits[:, :-1].double(), dim=-1)
+    target = input_ids[:, 1:].to(logp.device)
+    picked = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+    return (picked * completion_mask[:, 1:].to(picked)).sum(dim=1)
+
+
+@torch.no_grad()
+def token_logprobs(model, tokenizer, prompt, completion, chat: bool = False) -> torch.Tensor:
+    """log p de cada token da completação, dado o prompt e os tokens anteriores (float64, na CPU).
+
+    Ver Capítulo 8, seção 8.2.
+    """
+    p_ids = prompt_ids(tokenizer, prompt, chat)
+    c_ids = completion_ids(tokenizer, prompt, completion, chat)
+    device = next(model.parameters()).device
+    ids = torch.tensor([p_ids + c_ids], device=device)
+    logits = model(input_ids=ids).logits[0].double().cpu()
+    start = len(p_ids) - 1
+    logp = torch.log_softmax(logits[start : start + len(c_ids)], dim=-1)
+    return logp[torch.arange(len(c_ids)), torch.tensor(c_ids)]
+
+
+@torch.no_grad()
+def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False, batch_size: int = 64) -> list[float]:
+    """``sequence_logprob`` para muitos pares (prompt, completação), em lotes com preenchimento à direita.
+
+    Cada linha é prompt + completação; a máscara de atenção esconde o preenchimento (que fica depois
+    dos tokens reais, então não muda nada antes dele) e ``masked_logprob_sums`` soma só os tokens da
+    completação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem comum.
+    Ver Capítulo 8, seção 8.4.
+    """
+    prompts, completions = list(prompts), list(completions)
+    if len(prompts) != len(completions):
+        raise ValueError(f"{len(prompts)} prompts para {len(completions)} completações: as listas devem ter o "
+                         "mesmo tamanho.")
+    if not prompts:
+        raise ValueError("Nada para pontuar: passe ao menos um par (prompt, completação).")
+    device = next(model.parameters()).device
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    rows = []
+    for prompt, completion in zip(prompts, completions):
+        p_ids = prompt_ids(tokenizer, prompt, chat)
+        rows.append((p_ids + completion_ids(tokenizer, prompt, completion, chat), len(p_ids)))
+    out = []
+    for first in range(0, len(rows), batch_size):
+        chunk = rows[first : first + batch_size]
+        width = max(len(ids) for ids, _ in chunk)
+        input_ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+        attention = torch.zeros((len(chunk), width), dtype=torch.long)
+        completion_mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        for i, (ids, n_prompt) in enumerate(chunk):
+            input_ids[i, : len(ids)] = torch.tensor(ids)
+            attention[i, : len(ids)] = 1
+            completion_mask[i, n_prompt : len(ids)] = 1
+        kwargs = {} if bool(attention.all()) else {"attention_mask": attention.to(device)}
+        logits = model(input_ids=input_ids.to(device), **kwargs).logits.cpu()
+        out.extend(float(v) for v in masked_logprob_sums(logits, input_ids, completion_mask))
+    return out
+
+
+def sequence_logprob(model, tokenizer, prompt, completion, chat: bool = False) -> float:
+    """log p(completação | prompt): a soma das log-probabilidades dos tokens da completação.
+
+    ``prompt`` é um texto, uma lista de mensagens (com ``chat=True``) ou uma lista de ids;
+    ``completion`` é um texto, mensagens do assistente ou ids (ver ``completion_ids``). Uma
+    passagem para frente sobre prompt + completação; a posição ``t`` dos logits prevê o token
+    ``t + 1``. Completações mais longas somam mais termos negativos: compare textos de tamanhos
+    parecidos, ou normalize (``acc_norm`` divide pelo número de caracteres).
+    Ver Capítulo 5, seção 5.5, e Capítulo 8, seções 8.2 e 8.4.
+    """
+    return sequence_logprobs(model, tokenizer, [prompt], [completion], chat=chat)[0]
