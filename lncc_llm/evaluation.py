@@ -29,7 +29,7 @@ MC_TASK_NAME = "lncc_fatos"
 MC_PROMPT = "Question: {question}\nAnswer:"
 
 # Três formulações do mesmo pedido ao juiz (entradas do modelo, em inglês como o SmolLM2): a padrão,
-# a "renomeada" (rótulos 1/2 no lugar de A/B, como o "rename" do MT-Bench) e uma paráfrase.
+# a "renomeada" (rótulos X/Y no lugar de A/B, como o "rename" do MT-Bench) e uma paráfrase.
 JUDGE_TEMPLATES = {
     "padrao": {
         "labels": ("A", "B"),
@@ -37,9 +37,9 @@ JUDGE_TEMPLATES = {
                  "Question: {question}\n\nAnswer A: {first}\n\nAnswer B: {second}\n\nBetter answer:"),
     },
     "renomeado": {
-        "labels": ("1", "2"),
-        "text": ("Which answer to the question is better? Reply with 1 or 2 only.\n\n"
-                 "Question: {question}\n\nAnswer 1: {first}\n\nAnswer 2: {second}\n\nBetter answer:"),
+        "labels": ("X", "Y"),
+        "text": ("Which answer to the question is better? Reply with X or Y only.\n\n"
+                 "Question: {question}\n\nAnswer X: {first}\n\nAnswer Y: {second}\n\nBetter answer:"),
     },
     "parafraseado": {
         "labels": ("A", "B"),
@@ -301,6 +301,21 @@ class MCResult:
     loglikelihoods: list        # por questão, a log p de cada alternativa
     predictions: list           # argmax das log p
     predictions_norm: list      # argmax das log p / número de caracteres da alternativa
+    answers: list               # o índice da alternativa certa de cada questão
+
+    def subset(self, indices) -> "MCResult":
+        """O mesmo resultado restrito às questões ``indices`` (acc e acc_norm recalculados).
+
+        Ver Capítulo 8, seção 8.4.
+        """
+        indices = list(indices)
+        if not indices:
+            raise ValueError("O subconjunto está vazio: passe ao menos um índice de questão.")
+        pick = lambda xs: [xs[i] for i in indices]   # noqa: E731
+        answers, preds, preds_norm = pick(self.answers), pick(self.predictions), pick(self.predictions_norm)
+        acc = sum(p == a for p, a in zip(preds, answers)) / len(indices)
+        acc_norm = sum(p == a for p, a in zip(preds_norm, answers)) / len(indices)
+        return MCResult(acc, acc_norm, pick(self.loglikelihoods), preds, preds_norm, answers)
 
 
 def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT, delimiter: str = " ") -> MCResult:
@@ -330,7 +345,8 @@ def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT, d
         preds_norm.append(pred_norm)
         hits += pred == item["answer"]
         hits_norm += pred_norm == item["answer"]
-    return MCResult(hits / len(items), hits_norm / len(items), lls, preds, preds_norm)
+    return MCResult(hits / len(items), hits_norm / len(items), lls, preds, preds_norm,
+                    [item["answer"] for item in items])
 
 
 # ----------------------------------------------------------------------------- lm-evaluation-harness

@@ -212,7 +212,8 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     """A configuração segura para a CPU de um treinador do ``trl``: o único lugar do curso que a monta.
 
     ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig`` e
-    ``"grpo"`` → ``GRPOConfig`` (Capítulo 8). Em todas: sem bf16 (o padrão do ``trl`` 1.16 é
+    ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; grupos de 4 respostas de até 16 tokens, 2 prompts por
+    passo, no lugar dos 8 × 512 tokens do padrão do ``trl``). Em todas: sem bf16 (o padrão do ``trl`` 1.16 é
     ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem *gradient checkpointing* (ligado por
     padrão no ``trl``; inútil e mais lento em 135 M), sem *checkpoints* (``save_strategy="no"``), sem
     relatórios, semente fixa, log a cada passo, taxa constante, barra de progresso no JupyterLab e
@@ -249,6 +250,8 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     )
     if trainer in ("sft", "dpo"):
         settings.update(max_length=128 if trainer == "sft" else 256, dataset_num_proc=None)
+    else:   # GRPO: 2 prompts × grupos de 4 respostas curtas por passo (o padrão do trl, 8 × 512 tokens, é de GPU)
+        settings.update(per_device_train_batch_size=8, num_generations=4, max_completion_length=16)
     settings.update(overrides)
     return config_class(**settings)
 

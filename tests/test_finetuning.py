@@ -10,24 +10,6 @@ import torch
 
 from lncc_llm import finetuning as ft
 
-V = 49_152
-
-
-@pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    from lncc_llm.models import ensure_decoder_cache
-
-    ft.silence_library_noise()
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=V, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
-                      max_position_embeddings=256)
-    path = tmp_path_factory.mktemp("tiny_chat_llama")
-    LlamaForCausalLM(cfg).save_pretrained(path)
-    AutoTokenizer.from_pretrained(ensure_decoder_cache()).save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +77,21 @@ def test_cpu_training_args_are_cpu_safe_and_write_outside_the_repo():
     assert args.seed == 0 and args.logging_steps == 1
     assert args.output_dir.startswith(tempfile.gettempdir())
     assert ft.cpu_training_args(learning_rate=1e-3, max_steps=3).learning_rate == 1e-3
+
+
+@pytest.mark.parametrize("trainer", ["sft", "dpo", "grpo"])
+def test_one_place_configures_every_trl_trainer_for_the_cpu(trainer):
+    import trl
+
+    args = ft.cpu_training_args(trainer=trainer)
+    expected = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig}[trainer]
+    assert type(args) is expected
+    assert args.bf16 is False and args.use_cpu is True and args.gradient_checkpointing is False
+    assert args.seed == 0 and args.logging_steps == 1 and args.lr_scheduler_type == "constant"
+    with pytest.raises(ValueError, match="Treinador desconhecido"):
+        ft.cpu_training_args(trainer="ppo")
+    with pytest.raises(ValueError, match="Treinador desconhecido"):
+        ft.make_trainer("ppo", None, None, None, args)
 
 
 def test_trl_default_config_fails_on_cpu_which_is_why_we_override_it():
