@@ -4,6 +4,7 @@ Ver Capítulo 1, seção "Verificação do ambiente".
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import platform
@@ -185,3 +186,25 @@ def progress(iterable=None, **kwargs):
     kwargs.setdefault("disable", progress_quiet())
     kwargs.setdefault("leave", False)
     return tqdm(iterable, **kwargs)
+
+
+@contextlib.contextmanager
+def quiet_datasets(quiet: bool = True):
+    """Cala as barras do ``datasets`` ("Tokenizing…", "Generating test split…") dentro do bloco.
+
+    Elas aparecem mesmo com ``disable_tqdm=True`` nos treinadores e, num kernel, viram *widgets* que o
+    nbval veria como saída. Com ``quiet=False`` o bloco não muda nada (no JupyterLab as barras ficam).
+    Ver Capítulo 7, seção 7.9, e Capítulo 8, seção 8.4.
+    """
+    if not quiet:
+        yield
+        return
+    from datasets.utils import logging as ds_logging
+
+    was_enabled = ds_logging.is_progress_bar_enabled()
+    ds_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            ds_logging.enable_progress_bar()

@@ -401,7 +401,7 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool 
     except ImportError as err:       # pragma: no cover - depende da instalação
         raise ImportError("O lm-evaluation-harness não está instalado: rode `pip install -r requirements.txt` "
                           "(ele fixa lm-eval==0.4.13).") from err
-    from .environment import progress_quiet, set_offline
+    from .environment import progress_quiet, quiet_datasets, set_offline
 
     set_offline()
     quiet = progress_quiet() if quiet is None else quiet
@@ -414,7 +414,7 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool 
         if quiet:
             for lg in loggers:
                 lg.setLevel(logging.ERROR)
-        with redirect:
+        with redirect, quiet_datasets(quiet):
             lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=1)
             res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME], task_manager=TaskManager(include_path=str(folder)),
                                           log_samples=True, random_seed=0, numpy_random_seed=0, torch_random_seed=0,

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .environment import progress_quiet, silence_library_noise
+from .environment import progress_quiet, quiet_datasets, silence_library_noise
 
 METHODS = {
     "sft": "ajuste fino completo: todos os pesos recebem gradiente",
@@ -362,20 +362,6 @@ def _check_method(method) -> str:
     return method.strip().lower()
 
 
-@contextlib.contextmanager
-def _quiet_datasets():
-    """Cala as barras "Tokenizing…" do ``datasets`` (aparecem mesmo com ``disable_tqdm=True``)."""
-    from datasets.utils import logging as ds_logging
-
-    was_enabled = ds_logging.is_progress_bar_enabled()
-    ds_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            ds_logging.enable_progress_bar()
-
-
 def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None, callbacks=(), **kwargs):
     """Monta um ``SFTTrainer``, ``DPOTrainer`` ou ``GRPOTrainer`` do ``trl`` em silêncio sob nbval.
 
@@ -392,7 +378,7 @@ def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None
     from transformers.trainer_callback import PrinterCallback
 
     trainer_class = {"sft": trl.SFTTrainer, "dpo": trl.DPOTrainer, "grpo": trl.GRPOTrainer}[trainer]
-    with _quiet_datasets():
+    with quiet_datasets(progress_quiet()):
         built = trainer_class(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
                               peft_config=peft_config, callbacks=list(callbacks), **kwargs)
     if args.disable_tqdm:

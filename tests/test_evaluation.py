@@ -103,3 +103,27 @@ def test_lm_eval_harness_agrees_with_our_scorer_offline(tiny_dir, tmp_path):
     assert harness["acc"] == ours.acc and harness["acc_norm"] == ours.acc_norm
     flat = [v for row in harness["loglikelihoods"] for v in row]
     assert flat == pytest.approx([v for row in ours.loglikelihoods for v in row], abs=1e-3)
+
+
+def test_lm_eval_in_a_kernel_with_a_fresh_datasets_cache_shows_nothing_under_nbval(tiny_dir, tmp_path):
+    # na primeira execução, o datasets gera o split do JSON e mostra uma barra (um widget, no kernel):
+    # o nbval a veria como saída inesperada. Sob LNCC_LLM_QUIET=1, run_lm_eval não mostra nada.
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import os\n"
+            f"os.environ['HF_DATASETS_CACHE'] = {str(tmp_path / 'hf_datasets')!r}\n"
+            "os.environ['LNCC_LLM_QUIET'] = '1'\n"
+            "from transformers import AutoModelForCausalLM, AutoTokenizer\n"
+            "from lncc_llm import evaluation as ev\n"
+            f"model = AutoModelForCausalLM.from_pretrained({str(tiny_dir)!r}).eval()\n"
+            f"tok = AutoTokenizer.from_pretrained({str(tiny_dir)!r})"),
+        nbformat.v4.new_code_cell("result = ev.run_lm_eval(model, tok)"),
+        nbformat.v4.new_code_cell("print(sorted(result))"),
+    ]
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    assert nb.cells[1].outputs == []
+    assert nb.cells[2].outputs[0]["text"].strip() == "['acc', 'acc_norm', 'loglikelihoods']"
