@@ -8,7 +8,8 @@
   n-gramas de caracteres, com o scikit-learn);
 * ``mc_items`` / ``multiple_choice_accuracy``: a tarefa de múltipla escolha do curso e a pontuação por
   log-verossimilhança, com ``acc`` e ``acc_norm`` definidos como no lm-evaluation-harness;
-* ``lm_eval_task`` / ``run_lm_eval``: a mesma tarefa passada pelo lm-evaluation-harness, offline.
+* ``lm_eval_task`` / ``run_lm_eval``: a mesma tarefa passada pelo lm-evaluation-harness, offline;
+* ``abstention_curve``: acurácia contra cobertura quando o modelo pode se abster (Capítulo 9).
 """
 from __future__ import annotations
 
@@ -303,6 +304,17 @@ class MCResult:
     predictions_norm: list      # argmax das log p / número de caracteres da alternativa
     answers: list               # o índice da alternativa certa de cada questão
 
+    def confidences(self) -> list[float]:
+        """Confiança de cada resposta: a maior probabilidade do softmax sobre as log p das alternativas.
+
+        Ver Capítulo 9, seção 9.3.
+        """
+        return [float(torch.softmax(torch.tensor(ll, dtype=torch.float64), dim=0).max()) for ll in self.loglikelihoods]
+
+    def correct(self) -> list[bool]:
+        """Se a alternativa de maior log p (a do ``acc``) é a certa, questão a questão."""
+        return [p == a for p, a in zip(self.predictions, self.answers)]
+
     def subset(self, indices) -> "MCResult":
         """O mesmo resultado restrito às questões ``indices`` (acc e acc_norm recalculados).
 
@@ -426,3 +438,25 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool 
     samples = sorted(res["samples"][MC_TASK_NAME], key=lambda s: s["doc_id"])
     return {"acc": float(metrics["acc,none"]), "acc_norm": float(metrics["acc_norm,none"]),
             "loglikelihoods": [[float(r[0][0]) for r in s["resps"]] for s in samples]}
+
+
+# ----------------------------------------------------------------------------- abstenção
+
+
+def abstention_curve(confidences, correct) -> list[tuple[float, float, float]]:
+    """Cobertura e acurácia quando o modelo só responde com confiança ≥ limiar.
+
+    Para cada limiar (as próprias confianças, da maior para a menor), responde às questões com
+    confiança ≥ limiar e se abstém nas outras. Devolve ``[(limiar, cobertura, acurácia)]``: cobertura é a
+    fração respondida e acurácia, a fração certa entre as respondidas. O último ponto (cobertura 1) é a
+    acurácia sem abstenção.
+    Ver Capítulo 9, seção 9.3.
+    """
+    pairs = list(zip(confidences, correct))
+    if not pairs or len(pairs) != len(list(confidences)) or len(pairs) != len(list(correct)):
+        raise ValueError("Dê uma confiança e um acerto para cada questão (listas não vazias, do mesmo tamanho).")
+    out = []
+    for threshold in sorted({c for c, _ in pairs}, reverse=True):
+        answered = [ok for c, ok in pairs if c >= threshold]
+        out.append((threshold, len(answered) / len(pairs), sum(answered) / len(answered)))
+    return out

@@ -127,3 +127,20 @@ def test_lm_eval_in_a_kernel_with_a_fresh_datasets_cache_shows_nothing_under_nbv
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
     assert nb.cells[1].outputs == []
     assert nb.cells[2].outputs[0]["text"].strip() == "['acc', 'acc_norm', 'loglikelihoods']"
+
+
+def test_abstention_curve_trades_coverage_for_accuracy():
+    conf = [0.9, 0.8, 0.6, 0.4]
+    correct = [True, True, False, False]
+    curve = ev.abstention_curve(conf, correct)
+    assert [round(c, 2) for _, c, _ in curve] == [0.25, 0.5, 0.75, 1.0]
+    assert [a for _, _, a in curve] == [1.0, 1.0, pytest.approx(2 / 3), 0.5]
+    assert ev.abstention_curve([0.5, 0.5], [True, False]) == [(0.5, 1.0, 0.5)]   # empate: o mesmo limiar
+    with pytest.raises(ValueError, match="mesmo tamanho"):
+        ev.abstention_curve([0.5], [True, False])
+
+
+def test_mc_confidences_are_the_softmax_maximum():
+    res = ev.MCResult(0.5, 0.5, [[0.0, 0.0], [0.0, -100.0]], [0, 0], [0, 0], [0, 1])
+    assert res.confidences() == pytest.approx([0.5, 1.0])
+    assert res.correct() == [True, False]
