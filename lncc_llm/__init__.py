@@ -7,7 +7,8 @@ top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE d
 offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT, LoRA e
 QLoRA com o trl na CPU), ``likelihood`` (log p de uma completação), ``alignment`` (DPO, REINFORCE e GRPO)
-e ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha e lm-evaluation-harness). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha, lm-evaluation-harness e abstenção)
+e ``widgets`` (exploradores interativos, com figura estática de reserva). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
 __version__ = "0.1.0"
 
