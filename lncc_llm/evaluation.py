@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from .likelihood import sequence_logprobs
+from .likelihood import left_padded_batch, sequence_logprobs
 
 MC_TASK_FILE = Path(__file__).with_name("dados") / "fatos_mc.json"
 MC_TASK_NAME = "lncc_fatos"
@@ -157,12 +157,7 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     if not triples:
         raise ValueError("Nada para julgar: passe ao menos uma tripla (pergunta, primeira, segunda).")
     prompts = [_judge_prompt(tokenizer, tpl, *t) for t in triples]
-    side = tokenizer.padding_side
-    tokenizer.padding_side = "left"          # o último token de cada linha é o que prevê o rótulo
-    try:
-        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
-    finally:
-        tokenizer.padding_side = side
+    batch = left_padded_batch(tokenizer, prompts)   # o último token de cada linha prevê o rótulo
     device = next(model.parameters()).device
     mask = batch["attention_mask"]
     positions = (mask.cumsum(dim=1) - 1).clamp(min=0)

@@ -479,12 +479,9 @@ def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) ->
         raise ValueError("A lista de conversas está vazia: passe ao menos uma lista de mensagens.")
     texts = [tokenizer.apply_chat_template(list(m), add_generation_prompt=True, tokenize=False)
              for m in conversations]
-    side = tokenizer.padding_side
-    tokenizer.padding_side = "left"      # o último token de cada linha precisa ser o do prompt
-    try:
-        batch = tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-    finally:
-        tokenizer.padding_side = side
+    from .likelihood import left_padded_batch
+
+    batch = left_padded_batch(tokenizer, texts)   # o último token de cada linha é o do prompt
     device = next(model.parameters()).device
     batch = {k: v.to(device) for k, v in batch.items()}
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id

@@ -5,10 +5,10 @@
   com ela (``prompting.label_logprob``), o Capítulo 8 calcula a perda do DPO e pontua questões de
   múltipla escolha com ela;
 * ``sequence_logprobs``: a mesma conta para muitos pares, em lote;
-* ``token_logprobs``: os termos dessa soma, token a token;
 * ``masked_logprob_sums``: a mesma soma para um lote já tokenizado, com uma máscara que marca os
   tokens da completação (o formato dos lotes do ``trl``);
-* ``prompt_ids`` e ``completion_ids``: como prompt e completação viram ids.
+* ``prompt_ids`` e ``completion_ids``: como prompt e completação viram ids;
+* ``left_padded_batch``: textos num lote preenchido à esquerda (geração e juiz leem a última posição).
 """
 from __future__ import annotations
 
@@ -81,22 +81,6 @@ def masked_logprob_sums(logits, input_ids, completion_mask) -> torch.Tensor:
 
 
 @torch.no_grad()
-def token_logprobs(model, tokenizer, prompt, completion, chat: bool = False) -> torch.Tensor:
-    """log p de cada token da completação, dado o prompt e os tokens anteriores (float64, na CPU).
-
-    Ver Capítulo 8, seção 8.2.
-    """
-    p_ids = prompt_ids(tokenizer, prompt, chat)
-    c_ids = completion_ids(tokenizer, prompt, completion, chat)
-    device = next(model.parameters()).device
-    ids = torch.tensor([p_ids + c_ids], device=device)
-    logits = model(input_ids=ids).logits[0].double().cpu()
-    start = len(p_ids) - 1
-    logp = torch.log_softmax(logits[start : start + len(c_ids)], dim=-1)
-    return logp[torch.arange(len(c_ids)), torch.tensor(c_ids)]
-
-
-@torch.no_grad()
 def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False, batch_size: int = 64) -> list[float]:
     """``sequence_logprob`` para muitos pares (prompt, completação), em lotes com preenchimento à direita.
 
@@ -145,3 +129,19 @@ def sequence_logprob(model, tokenizer, prompt, completion, chat: bool = False) -
     Ver Capítulo 5, seção 5.5, e Capítulo 8, seções 8.2 e 8.4.
     """
     return sequence_logprobs(model, tokenizer, [prompt], [completion], chat=chat)[0]
+
+
+def left_padded_batch(tokenizer, texts) -> dict:
+    """Tokeniza ``texts`` num lote preenchido à **esquerda**, sem tokens especiais extras.
+
+    Com o preenchimento à esquerda, a última posição de cada linha é o último token real: é dela
+    que saem o próximo token gerado e o veredito do juiz. O ``padding_side`` do tokenizador volta
+    ao que era.
+    Ver Capítulo 7, seção 7.7, e Capítulo 8, seção 8.4.
+    """
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        return tokenizer(list(texts), return_tensors="pt", padding=True, add_special_tokens=False)
+    finally:
+        tokenizer.padding_side = side

@@ -20,8 +20,6 @@ def test_sequence_logprob_is_the_hand_gathered_sum_of_log_softmax(decoder):
         logp = torch.log_softmax(model(input_ids=torch.tensor([p_ids + c_ids])).logits[0].double(), -1)
     by_hand = sum(float(logp[len(p_ids) - 1 + t, c]) for t, c in enumerate(c_ids))
     assert math.isclose(lk.sequence_logprob(model, tok, PROMPT, " the Pacific Ocean"), by_hand, abs_tol=1e-6)
-    per_token = lk.token_logprobs(model, tok, PROMPT, " the Pacific Ocean")
-    assert per_token.shape == (len(c_ids),) and bool((per_token <= 0).all())
 
 
 def test_chapter5_label_logprob_is_the_same_computation(decoder):
@@ -65,3 +63,11 @@ def test_bad_inputs_raise_portuguese_errors(decoder):
         lk.completion_ids(tok, PROMPT, ANSWER)
     with pytest.raises(ValueError, match="texto não vazio"):
         lk.sequence_logprob(model, tok, PROMPT, "")
+
+
+def test_left_padded_batch_pads_on_the_left_and_restores_the_side(decoder):
+    _, tok = decoder
+    side = tok.padding_side
+    batch = lk.left_padded_batch(tok, ["Hi", "A much longer prompt than the first"])
+    assert batch["attention_mask"][0, 0] == 0 and batch["attention_mask"][0, -1] == 1
+    assert bool(batch["attention_mask"][1].all()) and tok.padding_side == side
