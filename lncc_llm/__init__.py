@@ -1,14 +1,15 @@
 """lncc_llm: as ferramentas do livro "Large Language Models: da teoria à prática".
 
 Organizado por conceito: ``environment`` (preparação dos notebooks), ``models``
-(modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas de arquitetura), ``rope``
-(posições rotativas), ``moe`` (mistura de especialistas), ``sampling`` (temperatura,
-top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
+(modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas
+de arquitetura), ``rope`` (posições rotativas), ``moe`` (mistura de especialistas), ``sampling``
+(temperatura, top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
 offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
-(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT, LoRA e
-QLoRA com o trl na CPU), ``likelihood`` (log p de uma completação), ``alignment`` (DPO, REINFORCE e GRPO)
-``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha, lm-evaluation-harness e abstenção)
-e ``widgets`` (exploradores interativos, com figura estática de reserva). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT,
+LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma completação), ``alignment`` (DPO,
+REINFORCE e GRPO) ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
+lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
+reserva). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
 __version__ = "0.1.0"
 
@@ -40,14 +41,28 @@ from .models import (
 )
 from .corpus import CharTokenizer, shakespeare_text, train_val_split
 from .diagrams import architecture_panels, draw_architecture_comparison, draw_update_spaces
-from .finetuning import cpu_training_args, finetune, greedy_answers, side_by_side, style_dataset, style_score
+from .finetuning import (
+    cpu_training_args,
+    finetune,
+    greedy_answers,
+    side_by_side,
+    style_dataset,
+    style_score,
+)
 from .evaluation import judge_pair, multiple_choice_accuracy, near_duplicates, position_consistency
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .quantization import compare_to_reference, load_decoder_quantized, model_bytes, training_memory
 from .likelihood import sequence_logprob
 from .plotting import pca_2d, plot_attention, plot_pca
-from .rope import apply_rope, attention_logits, rope_angles, rope_cos_sin, rotate_half, rotation_matrix
+from .rope import (
+    apply_rope,
+    attention_logits,
+    rope_angles,
+    rope_cos_sin,
+    rotate_half,
+    rotation_matrix,
+)
 from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
 from .tokenization import gpt2_tokenizer
 from .training import fixed_threads, perplexity, text_perplexity

@@ -4,11 +4,12 @@
   resposta preferida, resposta rejeitada), feito das perguntas do Capítulo 7;
 * ``sequence_logprob``: log π(resposta | prompt), a soma das log-probabilidades dos tokens da
   resposta (a definição única, de ``likelihood``);
-* ``dpo_loss``: a perda do DPO, as recompensas implícitas e a margem, a partir das log-probabilidades
-  da política e da referência;
-* ``dpo_trainer`` e ``batch_logprobs``: o ``DPOTrainer`` do ``trl`` com LoRA, na CPU, e a conta dele refeita à mão;
-* ``reinforce`` e ``policy_gradient_variance``: uma política categorical treinada por REINFORCE, com e
-  sem *baseline*, e a variância do gradiente que o *baseline* corta;
+* ``dpo_loss``: a perda do DPO, as recompensas implícitas e a margem, a partir das
+  log-probabilidades da política e da referência;
+* ``dpo_trainer`` e ``batch_logprobs``: o ``DPOTrainer`` do ``trl`` com LoRA, na CPU, e a conta dele
+  refeita à mão;
+* ``reinforce`` e ``policy_gradient_variance``: uma política categorical treinada por REINFORCE, com
+  e sem *baseline*, e a variância do gradiente que o *baseline* corta;
 * ``grpo_advantages``: as vantagens relativas ao grupo, com a normalização do ``trl``;
 * ``grpo_trainer``: o ``GRPOTrainer`` do ``trl`` com uma recompensa verificável, guardando as
   recompensas e as vantagens de cada grupo.
@@ -24,7 +25,7 @@ from .environment import silence_library_noise
 from .finetuning import _STYLE_ROWS, cpu_training_args, lora_config, make_trainer
 from .likelihood import masked_logprob_sums, sequence_logprob  # noqa: F401  (reexportadas)
 
-# ----------------------------------------------------------------------------- o conjunto de preferências
+# ----------------------------------------------------------------------- o conjunto de preferências
 
 
 def preference_rows() -> list[dict]:
@@ -73,7 +74,8 @@ class DPOLoss:
         return float((self.chosen_rewards > self.rejected_rewards).double().mean())
 
 
-def dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, beta: float = 0.1) -> DPOLoss:
+def dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected,
+             beta: float = 0.1) -> DPOLoss:
     """A perda do DPO (sigmoide) a partir das log-probabilidades somadas de cada resposta.
 
     Recompensa implícita de uma resposta: β·(log π_θ − log π_ref). Perda de um par:
@@ -83,12 +85,13 @@ def dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, beta: flo
     Ver Capítulo 8, seção 8.2.
     """
     if beta <= 0:
-        raise ValueError(f"beta deve ser > 0 (β = 0 desliga o sinal: a perda fica em ln 2); recebi {beta!r}.")
+        raise ValueError("beta deve ser > 0 (β = 0 desliga o sinal: a perda fica em ln 2); "
+                         f"recebi {beta!r}.")
     values = [torch.as_tensor(v, dtype=torch.float64).reshape(-1) for v in
               (policy_chosen, policy_rejected, ref_chosen, ref_rejected)]
     if len({v.numel() for v in values}) != 1 or values[0].numel() == 0:
-        raise ValueError("As quatro log-probabilidades devem ter o mesmo número (≥ 1) de pares; recebi "
-                         f"{[v.numel() for v in values]}.")
+        raise ValueError("As quatro log-probabilidades devem ter o mesmo número (≥ 1) de pares; "
+                         f"recebi {[v.numel() for v in values]}.")
     pc, pr, rc, rr = values
     chosen_rewards = beta * (pc - rc)
     rejected_rewards = beta * (pr - rr)
@@ -100,30 +103,34 @@ def dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected, beta: flo
 # ----------------------------------------------------------------------------- DPO com o trl
 
 
-def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6, learning_rate: float = 5e-4, beta: float = 0.1,
-                batch_size: int = 2, rank: int = 8, alpha: int = 16, **overrides):
+def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
+                learning_rate: float = 5e-4, beta: float = 0.1, batch_size: int = 2, rank: int = 8,
+                alpha: int = 16, **overrides):
     """Um ``DPOTrainer`` do ``trl`` com LoRA, pronto para a CPU (treine com ``run_training``).
 
-    ``model`` deve ser uma cópia nova do decodificador (``quantization.load_fresh_decoder("fp32")``):
-    com ``peft_config`` o ``trl`` usa o próprio modelo com os adaptadores desligados como referência
-    π_ref, sem uma segunda cópia. A configuração vem de ``cpu_training_args(trainer="dpo")``; a taxa de
-    aprendizado padrão do ``trl`` (1e-6, pensada para o ajuste completo de modelos grandes) quase não
-    move adaptadores LoRA em poucos passos. Depois do treino, ``trainer.state.log_history`` tem perda,
-    recompensas e margens por passo.
+    ``model`` deve ser uma cópia nova do decodificador
+    (``quantization.load_fresh_decoder("fp32")``): com ``peft_config`` o ``trl`` usa o próprio
+    modelo com os adaptadores desligados como referência π_ref, sem uma segunda cópia. A
+    configuração vem de ``cpu_training_args(trainer="dpo")``; a taxa de aprendizado padrão do
+    ``trl`` (1e-6, pensada para o ajuste completo de modelos grandes) quase não move adaptadores
+    LoRA em poucos passos. Depois do treino, ``trainer.state.log_history`` tem perda, recompensas e
+    margens por passo.
     Ver Capítulo 8, seção 8.2.
     """
     if dataset is None:
         dataset = preference_dataset()
     if len(dataset) == 0:
-        raise ValueError("O conjunto de preferências está vazio: passe linhas prompt/chosen/rejected "
-                         "(por exemplo, preference_dataset()).")
+        raise ValueError("O conjunto de preferências está vazio: passe linhas "
+                         "prompt/chosen/rejected (por exemplo, preference_dataset()).")
     args = cpu_training_args(trainer="dpo", max_steps=steps, learning_rate=learning_rate, beta=beta,
                              per_device_train_batch_size=batch_size, **overrides)
-    return make_trainer("dpo", model, tokenizer, dataset, args, peft_config=lora_config(rank, alpha))
+    return make_trainer("dpo", model, tokenizer, dataset, args,
+                        peft_config=lora_config(rank, alpha))
 
 
 def batch_logprobs(model, batch) -> torch.Tensor:
-    """Log-probabilidades somadas das respostas de um lote do ``DPOTrainer`` (preferidas, depois rejeitadas).
+    """Log-probabilidades somadas das respostas de um lote do ``DPOTrainer`` (preferidas, depois
+    rejeitadas).
 
     Uma passagem para frente comum (logits), e ``likelihood.masked_logprob_sums`` com a
     ``completion_mask`` do lote: a mesma conta que o ``trl`` faz por dentro, escrita às claras.
@@ -134,7 +141,7 @@ def batch_logprobs(model, batch) -> torch.Tensor:
     return masked_logprob_sums(logits, batch["input_ids"], batch["completion_mask"])
 
 
-# ----------------------------------------------------------------------------- REINFORCE numa política pequena
+# ------------------------------------------------------------------ REINFORCE numa política pequena
 
 
 @dataclass
@@ -159,20 +166,23 @@ def _check_rewards(mean_rewards) -> torch.Tensor:
 
 
 def reinforce(mean_rewards, *, steps: int = 300, learning_rate: float = 0.1, baseline: bool = True,
-              noise: float = 0.5, momentum: float = 0.9, seed: int = 0, logits=None) -> ReinforceRun:
+              noise: float = 0.5, momentum: float = 0.9, seed: int = 0,
+              logits=None) -> ReinforceRun:
     """Treina uma política categórica π = softmax(θ) por REINFORCE, uma ação por passo.
 
-    A cada passo: amostra a ~ π (gerador de CPU com ``seed``), recebe r = ``mean_rewards[a]`` + ruído
-    gaussiano de desvio ``noise`` e sobe θ na direção (r − b)·∇θ log π(a). Sem *baseline*, b = 0; com
-    ele, b é a média móvel das recompensas já vistas (fator ``momentum``), que não depende da ação e
-    por isso não muda o gradiente esperado, só a variância. O gradiente vem do autograd.
+    A cada passo: amostra a ~ π (gerador de CPU com ``seed``), recebe r = ``mean_rewards[a]`` +
+    ruído gaussiano de desvio ``noise`` e sobe θ na direção (r − b)·∇θ log π(a). Sem *baseline*,
+    b = 0; com ele, b é a média móvel das recompensas já vistas (fator ``momentum``), que não
+    depende da ação e por isso não muda o gradiente esperado, só a variância. O gradiente vem do
+    autograd.
     Ver Capítulo 8, seção 8.3.
     """
     r_mean = _check_rewards(mean_rewards)
     if not isinstance(steps, int) or steps < 1:
         raise ValueError(f"steps deve ser um inteiro ≥ 1; recebi {steps!r}.")
     gen = torch.Generator().manual_seed(seed)
-    theta = torch.zeros_like(r_mean) if logits is None else torch.as_tensor(logits, dtype=torch.float64).clone()
+    theta = (torch.zeros_like(r_mean) if logits is None
+             else torch.as_tensor(logits, dtype=torch.float64).clone())
     theta.requires_grad_(True)
     b, probs, actions, rewards, baselines, grads = 0.0, [], [], [], [], []
     for _ in range(steps):
@@ -193,8 +203,8 @@ def reinforce(mean_rewards, *, steps: int = 300, learning_rate: float = 0.1, bas
     return ReinforceRun(torch.stack(probs), actions, rewards, baselines, torch.stack(grads))
 
 
-def policy_gradient_variance(mean_rewards, *, baseline: float = 0.0, noise: float = 0.5, samples: int = 20000,
-                             seed: int = 0, logits=None) -> float:
+def policy_gradient_variance(mean_rewards, *, baseline: float = 0.0, noise: float = 0.5,
+                             samples: int = 20000, seed: int = 0, logits=None) -> float:
     """Variância total (soma sobre as componentes) do estimador (r − b)·∇θ log π(a), com θ fixo.
 
     Amostra ``samples`` ações e recompensas e mede a variância empírica de cada componente do
@@ -203,7 +213,8 @@ def policy_gradient_variance(mean_rewards, *, baseline: float = 0.0, noise: floa
     """
     r_mean = _check_rewards(mean_rewards)
     gen = torch.Generator().manual_seed(seed)
-    theta = torch.zeros_like(r_mean) if logits is None else torch.as_tensor(logits, dtype=torch.float64)
+    theta = (torch.zeros_like(r_mean) if logits is None
+             else torch.as_tensor(logits, dtype=torch.float64))
     pi = torch.softmax(theta, dim=0)
     a = torch.multinomial(pi, samples, replacement=True, generator=gen)
     r = r_mean[a] + noise * torch.randn(samples, generator=gen, dtype=torch.float64)
@@ -215,28 +226,32 @@ def policy_gradient_variance(mean_rewards, *, baseline: float = 0.0, noise: floa
 # ----------------------------------------------------------------------------- GRPO
 
 
-def grpo_advantages(rewards, group_size: int, scale: str = "group", eps: float = 1e-4) -> torch.Tensor:
+def grpo_advantages(rewards, group_size: int, scale: str = "group",
+                    eps: float = 1e-4) -> torch.Tensor:
     """Vantagens relativas ao grupo, como o ``GRPOTrainer`` do ``trl`` 1.16 as calcula.
 
-    As recompensas vêm em grupos consecutivos de ``group_size`` respostas ao mesmo prompt. Vantagem =
-    (r − média do grupo) / (desvio + ``eps``), com o desvio-padrão corrigido de Bessel (n − 1): do
-    grupo (``scale="group"``, o padrão do ``trl``), do lote inteiro (``"batch"``) ou nenhum
-    (``"none"``, só centra). Um grupo de recompensas iguais dá vantagens zero: nada a aprender.
+    As recompensas vêm em grupos consecutivos de ``group_size`` respostas ao mesmo prompt.
+    Vantagem = (r − média do grupo) / (desvio + ``eps``), com o desvio-padrão corrigido de Bessel
+    (n − 1): do grupo (``scale="group"``, o padrão do ``trl``), do lote inteiro (``"batch"``) ou
+    nenhum (``"none"``, só centra). Um grupo de recompensas iguais dá vantagens zero: nada a
+    aprender.
     Ver Capítulo 8, seção 8.3.
     """
     r = torch.as_tensor(rewards, dtype=torch.float64).reshape(-1)
     if not isinstance(group_size, int) or group_size < 2:
-        raise ValueError(f"group_size deve ser um inteiro ≥ 2 (o GRPO compara respostas); recebi {group_size!r}.")
+        raise ValueError("group_size deve ser um inteiro ≥ 2 (o GRPO compara respostas); "
+                         f"recebi {group_size!r}.")
     if r.numel() == 0 or r.numel() % group_size:
-        raise ValueError(f"{r.numel()} recompensas não formam grupos de {group_size}: o total deve ser um "
-                         "múltiplo positivo do tamanho do grupo.")
+        raise ValueError(f"{r.numel()} recompensas não formam grupos de {group_size}: o total deve "
+                         "ser um múltiplo positivo do tamanho do grupo.")
     if scale not in ("group", "batch", "none"):
         raise ValueError(f"scale deve ser 'group', 'batch' ou 'none'; recebi {scale!r}.")
     groups = r.view(-1, group_size)
     centred = (groups - groups.mean(dim=1, keepdim=True)).reshape(-1)
     if scale == "none":
         return centred
-    std = groups.std(dim=1, keepdim=True).expand_as(groups).reshape(-1) if scale == "group" else r.std().expand_as(r)
+    std = (groups.std(dim=1, keepdim=True).expand_as(groups).reshape(-1) if scale == "group"
+           else r.std().expand_as(r))
     return centred / (std + eps)
 
 
@@ -260,18 +275,19 @@ class GRPORun:
         return [sum(r) / len(r) for r in self.rewards]
 
 
-def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6, learning_rate: float = 1e-3,
-               num_generations: int = 4, prompts_per_step: int = 2, max_completion_length: int = 16,
-               rank: int = 8, alpha: int = 16, **overrides) -> GRPORun:
+def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
+               learning_rate: float = 1e-3, num_generations: int = 4, prompts_per_step: int = 2,
+               max_completion_length: int = 16, rank: int = 8, alpha: int = 16,
+               **overrides) -> GRPORun:
     """Um ``GRPOTrainer`` do ``trl`` com LoRA e uma recompensa verificável, pronto para a CPU.
 
     ``reward_fn(completions, completion_ids) -> list[float]`` pontua cada resposta. A cada passo o
     *trainer* gera ``num_generations`` respostas para cada um de ``prompts_per_step`` prompts (com
     amostragem, temperatura 1), pontua, calcula as vantagens do grupo e dá um passo. As recompensas
-    e as vantagens que ele usou ficam guardadas no ``GRPORun`` (treine com ``run_training(run.trainer)``),
-    para conferir com ``grpo_advantages``.
-    Com os padrões do ``trl`` (``beta=0``, ``num_iterations=1``) a razão de importância é 1 e o passo
-    é um REINFORCE com *baseline* do grupo, normalizado.
+    e as vantagens que ele usou ficam guardadas no ``GRPORun`` (treine com
+    ``run_training(run.trainer)``), para conferir com ``grpo_advantages``.
+    Com os padrões do ``trl`` (``beta=0``, ``num_iterations=1``) a razão de importância é 1 e o
+    passo é um REINFORCE com *baseline* do grupo, normalizado.
     Ver Capítulo 8, seção 8.3.
     """
     if len(dataset) == 0:
@@ -287,10 +303,10 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6, learni
     reward.__name__ = getattr(reward_fn, "__name__", "recompensa")
     args = cpu_training_args(trainer="grpo", max_steps=steps, learning_rate=learning_rate,
                              per_device_train_batch_size=num_generations * prompts_per_step,
-                             num_generations=num_generations, max_completion_length=max_completion_length,
-                             **overrides)
-    trainer = make_trainer("grpo", model, tokenizer, dataset, args, peft_config=lora_config(rank, alpha),
-                           reward_funcs=reward)
+                             num_generations=num_generations,
+                             max_completion_length=max_completion_length, **overrides)
+    trainer = make_trainer("grpo", model, tokenizer, dataset, args,
+                           peft_config=lora_config(rank, alpha), reward_funcs=reward)
     original = trainer._generate_and_score_completions
 
     def capture(*a, **k):

@@ -25,7 +25,8 @@ def _check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> torch.Tensor:
         ) from None
     if torch.broadcast_shapes(tuple(mask.shape), tuple(scores_shape)) != tuple(scores_shape):
         raise ValueError(
-            f"A máscara de forma {tuple(mask.shape)} aumentaria os escores de forma {tuple(scores_shape)}."
+            f"A máscara de forma {tuple(mask.shape)} aumentaria os escores de forma "
+            f"{tuple(scores_shape)}."
         )
     if mask.dtype != torch.bool:
         if mask.is_floating_point() and not torch.all((mask == 0) | (mask == 1)):
@@ -65,7 +66,9 @@ def scaled_dot_product_attention(
     factor = 1.0 / math.sqrt(d_k) if scale is None else float(scale)
     scores = (q @ k.transpose(-2, -1)) * factor
     if mask is not None:
-        allowed = _check_mask(mask.to(scores.device) if isinstance(mask, torch.Tensor) else mask, scores.shape)
+        allowed = _check_mask(
+            mask.to(scores.device) if isinstance(mask, torch.Tensor) else mask, scores.shape
+        )
         scores = scores.masked_fill(~allowed, float("-inf"))
     weights = torch.softmax(scores, dim=-1)
     weights = torch.nan_to_num(weights, nan=0.0)  # linha toda mascarada: nenhum peso
@@ -73,7 +76,8 @@ def scaled_dot_product_attention(
 
 
 def padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
-    """Converte a ``attention_mask`` do tokenizador ``(batch, n)`` em máscara booleana ``(batch, 1, 1, n)``.
+    """Converte a ``attention_mask`` do tokenizador ``(batch, n)`` em máscara booleana
+    ``(batch, 1, 1, n)``.
 
     O formato se expande sobre cabeças e queries: cada query pode olhar só para as
     chaves reais (1), nunca para ``[PAD]`` (0).
@@ -87,7 +91,8 @@ def padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
 
 def additive_mask(attention_mask: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """A máscara na forma do texto: 0 onde ``attention_mask`` é 1 e −∞ onde é 0, pronta para somar aos escores.
+    """A máscara na forma do texto: 0 onde ``attention_mask`` é 1 e −∞ onde é 0, pronta para somar
+    aos escores.
 
     Ver Capítulo 2, seção 2.2.5.
     """
@@ -124,7 +129,8 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     Ver Capítulo 2, seção 2.7.3.
     """
     if x.dim() != 4:
-        raise ValueError(f"Esperava um tensor (batch, cabeças, n, d_h); recebi forma {tuple(x.shape)}.")
+        raise ValueError("Esperava um tensor (batch, cabeças, n, d_h); "
+                         f"recebi forma {tuple(x.shape)}.")
     batch, heads, n, d_h = x.shape
     return x.transpose(1, 2).reshape(batch, n, heads * d_h)
 

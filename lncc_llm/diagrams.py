@@ -1,9 +1,11 @@
-"""Diagramas de arquitetura desenhados em código: o Transformer genérico, o BERT e o GPT-2 lado a lado.
+"""Diagramas de arquitetura desenhados em código: o Transformer genérico, o BERT e o GPT-2 lado a
+lado.
 
-Cada modelo vira uma faixa lida da esquerda para a direita (o sentido do *forward pass*), com a mesma
-convenção de cores nas três: cinza para a entrada, azul para os embeddings, verde para a computação
-principal (atenção e MLP/FFN, repetidas em blocos) e amarelo para a saída. Embaixo da caixa de atenção,
-uma pequena grade mostra quem pode olhar para quem: cheia nos modelos bidirecionais, triangular no GPT-2.
+Cada modelo vira uma faixa lida da esquerda para a direita (o sentido do *forward pass*), com a
+mesma convenção de cores nas três: cinza para a entrada, azul para os embeddings, verde para a
+computação principal (atenção e MLP/FFN, repetidas em blocos) e amarelo para a saída. Embaixo da
+caixa de atenção, uma pequena grade mostra quem pode olhar para quem: cheia nos modelos
+bidirecionais, triangular no GPT-2.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ _LEGEND = {
 
 @dataclass(frozen=True)
 class Panel:
-    """Uma faixa do diagrama: título, caixas (tipo, rótulo) na ordem do fluxo, rótulo da repetição e máscara.
+    """Uma faixa do diagrama: título, caixas (tipo, rótulo) na ordem do fluxo, rótulo da repetição e
+    máscara.
 
     As caixas do tipo ``"computacao"`` formam o bloco repetido; a primeira delas é a atenção.
     Ver Capítulo 4, seção 4.3.
@@ -44,7 +47,8 @@ def architecture_panels() -> list[Panel]:
 
     O bloco comum tem as mesmas quatro caixas verdes nos três; mudam a entrada (o BERT soma o
     embedding de segmento), a máscara da atenção (só o GPT-2 é causal), a posição da normalização
-    (o GPT-2 normaliza antes de cada subcamada) e a cabeça de saída (MLM no BERT, ``lm_head`` no GPT-2).
+    (o GPT-2 normaliza antes de cada subcamada) e a cabeça de saída (MLM no BERT, ``lm_head`` no
+    GPT-2).
     Ver Capítulo 4, seção 4.3.
     """
     return [
@@ -107,11 +111,13 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
         raise ValueError(f"Tipo de caixa desconhecido {unknown}; use um de {sorted(PALETTE)}.")
     block = [i for i, kind in enumerate(kinds) if kind == "computacao"]
     if not block:
-        raise ValueError(f"A faixa {panel.title!r} não tem caixas de computação (o bloco repetido).")
+        raise ValueError(f"A faixa {panel.title!r} não tem caixas de computação "
+                         "(o bloco repetido).")
 
     lefts = [i * (width + gap) for i in range(len(panel.boxes))]
     for left, (kind, label) in zip(lefts, panel.boxes):
-        box = FancyBboxPatch((left, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
+        box = FancyBboxPatch((left, y - height / 2), width, height,
+                             boxstyle="round,pad=0.02,rounding_size=0.12",
                              facecolor=PALETTE[kind], edgecolor="0.25", linewidth=1.0, zorder=2)
         box.set_gid("caixa")
         box.set_label(kind)
@@ -119,7 +125,8 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
         text = ax.text(left + width / 2, y, label, ha="center", va="center", fontsize=8.6, zorder=3)
         text.set_gid("rotulo")
 
-    for left, right in zip(lefts[:-1], lefts[1:]):  # fluxo do forward pass, da esquerda para a direita
+    # fluxo do forward pass, da esquerda para a direita
+    for left, right in zip(lefts[:-1], lefts[1:]):
         arrow = FancyArrowPatch((left + width, y), (right, y), arrowstyle="-|>", mutation_scale=11,
                                 color="0.2", linewidth=1.1, zorder=1)
         arrow.set_gid("fluxo")
@@ -133,8 +140,8 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
             continue
         x_tail, x_head = lefts[start] - gap / 2, lefts[start + 1] + width / 2
         route = Path([(x_tail, y), (x_tail, rise), (x_head, rise), (x_head, y + height / 2)])
-        arrow = FancyArrowPatch(path=route, arrowstyle="-|>", mutation_scale=9, color="0.45", linewidth=0.9,
-                                linestyle="--", zorder=1)
+        arrow = FancyArrowPatch(path=route, arrowstyle="-|>", mutation_scale=9, color="0.45",
+                                linewidth=0.9, linestyle="--", zorder=1)
         arrow.set_gid("residual")
         ax.add_patch(arrow)
 
@@ -142,8 +149,8 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
     pad = 0.16
     x0, x1 = lefts[block[0]] - gap / 2 - 0.05, lefts[block[-1]] + width + pad
     frame = FancyBboxPatch((x0, y - height / 2 - 1.05), x1 - x0, height + 1.05 + 0.85,
-                           boxstyle="round,pad=0.0,rounding_size=0.15", facecolor="none", edgecolor="0.35",
-                           linewidth=1.0, linestyle=(0, (4, 3)), zorder=0)
+                           boxstyle="round,pad=0.0,rounding_size=0.15", facecolor="none",
+                           edgecolor="0.35", linewidth=1.0, linestyle=(0, (4, 3)), zorder=0)
     frame.set_gid("repeticao")
     ax.add_patch(frame)
     label = ax.text(x1 - 0.08, y + height / 2 + 0.6, panel.repeat_label, ha="right", va="center",
@@ -159,12 +166,13 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
         for j in range(mask_size):
             allowed = (j <= i) or not panel.causal
             square = Rectangle((gx0 + j * cell, gy_top - (i + 1) * cell), cell, cell,
-                               facecolor="#31a354" if allowed else "white", edgecolor="0.55", linewidth=0.5,
-                               zorder=2)
+                               facecolor="#31a354" if allowed else "white", edgecolor="0.55",
+                               linewidth=0.5, zorder=2)
             square.set_gid("mascara-aberta" if allowed else "mascara-bloqueada")
             ax.add_patch(square)
-    caption = ax.text(gx0 + mask_size * cell + 0.08, gy_top - mask_size * cell / 2, panel.mask_caption,
-                      ha="left", va="center", fontsize=7.8, style="italic", color="0.2")
+    caption = ax.text(gx0 + mask_size * cell + 0.08, gy_top - mask_size * cell / 2,
+                      panel.mask_caption, ha="left", va="center", fontsize=7.8, style="italic",
+                      color="0.2")
     caption.set_gid("mascara")
 
     ax.set_title(panel.title, loc="left", fontsize=10.5, fontweight="bold")
@@ -174,13 +182,15 @@ def _draw_panel(ax, panel: Panel, mask_size: int) -> None:
     ax.axis("off")
 
 
-def draw_architecture_comparison(panels: list[Panel] | None = None, mask_size: int = 4, figsize=(11.5, 8.0)):
-    """Desenha a Figura 4.1: uma faixa por modelo, alinhadas para que as peças iguais fiquem uma sobre a outra.
+def draw_architecture_comparison(panels: list[Panel] | None = None, mask_size: int = 4,
+                                 figsize=(11.5, 8.0)):
+    """Desenha a Figura 4.1: uma faixa por modelo, alinhadas para que as peças iguais fiquem uma
+    sobre a outra.
 
-    ``panels`` (padrão: ``architecture_panels()``) define as faixas; ``mask_size`` é o lado da grade que
-    ilustra a máscara de atenção. Cada caixa leva ``gid="caixa"`` e o tipo como ``label``, e as células
-    da grade levam ``gid="mascara-aberta"`` ou ``"mascara-bloqueada"``, o que permite conferir o desenho
-    em testes. Devolve a ``Figure`` do matplotlib.
+    ``panels`` (padrão: ``architecture_panels()``) define as faixas; ``mask_size`` é o lado da grade
+    que ilustra a máscara de atenção. Cada caixa leva ``gid="caixa"`` e o tipo como ``label``, e as
+    células da grade levam ``gid="mascara-aberta"`` ou ``"mascara-bloqueada"``, o que permite
+    conferir o desenho em testes. Devolve a ``Figure`` do matplotlib.
     Ver Capítulo 4, seção 4.3.
     """
     import matplotlib.pyplot as plt
@@ -202,7 +212,7 @@ def draw_architecture_comparison(panels: list[Panel] | None = None, mask_size: i
     return fig
 
 
-# ----------------------------------------------------------------------------- Capítulo 7: onde o gradiente passa
+# --------------------------------------------------------------- Capítulo 7: onde o gradiente passa
 
 UPDATE_COLORS = {
     "treinavel": "#e6550d",    # laranja: recebe gradiente
@@ -218,14 +228,15 @@ def _matrix(ax, x0, y0, rows, cols, kind, label, cell=0.32, hatch=None):
     for i in range(rows):
         for j in range(cols):
             ax.add_patch(Rectangle((x0 + j * cell, y0 + (rows - 1 - i) * cell), cell, cell,
-                                   facecolor=UPDATE_COLORS[kind], edgecolor="white", lw=0.8, hatch=hatch,
-                                   gid=kind))
+                                   facecolor=UPDATE_COLORS[kind], edgecolor="white", lw=0.8,
+                                   hatch=hatch, gid=kind))
     ax.text(x0 + cols * cell / 2, y0 - 0.25, label, ha="center", va="top", fontsize=9, gid="rotulo")
     return x0 + cols * cell
 
 
 def update_space_counts(d: int, k: int, r: int) -> dict[str, int]:
-    """Quantos números cada método deixa treinar numa matriz ``d × k``: ``d·k`` no SFT, ``r(d + k)`` no LoRA/QLoRA.
+    """Quantos números cada método deixa treinar numa matriz ``d × k``: ``d·k`` no SFT, ``r(d + k)``
+    no LoRA/QLoRA.
 
     Ver Capítulo 7, seção 7.3.
     """
@@ -271,7 +282,8 @@ def draw_update_spaces(d: int = 8, k: int = 6, r: int = 1, figsize=(11.5, 3.4)):
         ax.axis("off")
     handles = [Patch(facecolor=UPDATE_COLORS["treinavel"], label="recebe gradiente (fp32)"),
                Patch(facecolor=UPDATE_COLORS["congelado"], label="congelado (fp32)"),
-               Patch(facecolor=UPDATE_COLORS["quantizado"], hatch="////", label="congelado (4 bits)")]
+               Patch(facecolor=UPDATE_COLORS["quantizado"], hatch="////",
+                     label="congelado (4 bits)")]
     fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=9)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig

@@ -143,12 +143,14 @@ def environment_line(device: torch.device, seed: int) -> str:
     return (
         f"lncc_llm {__version__} | Python {py} | torch {torch_version} | "
         f"transformers {transformers.__version__}\n"
-        f"dispositivo: {device.type} | semente: {seed} | offline: {'sim' if is_offline() else 'não'}"
+        f"dispositivo: {device.type} | semente: {seed} | "
+        f"offline: {'sim' if is_offline() else 'não'}"
     )
 
 
 def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = True) -> torch.device:
-    """Prepara um capítulo: silencia ruído, força o modo offline, fixa sementes e escolhe o dispositivo.
+    """Prepara um capítulo: silencia ruído, força o modo offline, fixa sementes e escolhe o
+    dispositivo.
 
     Imprime uma linha estável com versões, dispositivo e semente, e devolve o
     ``torch.device`` escolhido. Leitores online podem passar ``offline=False``
@@ -170,7 +172,8 @@ def rounded(values, digits: int = 3) -> list | float:
     imprime o mesmo texto na CPU e na GPU, execução após execução (é o que o nbval compara).
     Ver Capítulo 2, seção 2.1.
     """
-    t = torch.as_tensor(values).detach().cpu().double().round(decimals=digits) + 0.0  # + 0.0: sem "-0.0"
+    # + 0.0: sem "-0.0"
+    t = torch.as_tensor(values).detach().cpu().double().round(decimals=digits) + 0.0
     return t.tolist()
 
 
@@ -192,8 +195,9 @@ def progress(iterable=None, **kwargs):
 def quiet_datasets(quiet: bool = True):
     """Cala as barras do ``datasets`` ("Tokenizing…", "Generating test split…") dentro do bloco.
 
-    Elas aparecem mesmo com ``disable_tqdm=True`` nos treinadores e, num kernel, viram *widgets* que o
-    nbval veria como saída. Com ``quiet=False`` o bloco não muda nada (no JupyterLab as barras ficam).
+    Elas aparecem mesmo com ``disable_tqdm=True`` nos treinadores e, num kernel, viram *widgets* que
+    o nbval veria como saída. Com ``quiet=False`` o bloco não muda nada (no JupyterLab as barras
+    ficam).
     Ver Capítulo 7, seção 7.9, e Capítulo 8, seção 8.4.
     """
     if not quiet:

@@ -1,4 +1,5 @@
-"""Avaliação medida: um juiz que se pode auditar, contaminação e múltipla escolha por verossimilhança.
+"""Avaliação medida: um juiz que se pode auditar, contaminação e múltipla escolha por
+verossimilhança.
 
 * ``JUDGE_TEMPLATES`` / ``judge_pair``: o modelo como juiz de um par de respostas, numa passagem
   para frente: o veredito compara os logits do próximo token para os dois rótulos (determinístico);
@@ -6,8 +7,8 @@
   primeira e da segunda posição e empates pela regra da troca, como na Tabela 2 do MT-Bench;
 * ``near_duplicates``: quase-duplicatas entre um conjunto de treino e um de avaliação (TF-IDF de
   n-gramas de caracteres, com o scikit-learn);
-* ``mc_items`` / ``multiple_choice_accuracy``: a tarefa de múltipla escolha do curso e a pontuação por
-  log-verossimilhança, com ``acc`` e ``acc_norm`` definidos como no lm-evaluation-harness;
+* ``mc_items`` / ``multiple_choice_accuracy``: a tarefa de múltipla escolha do curso e a pontuação
+  por log-verossimilhança, com ``acc`` e ``acc_norm`` definidos como no lm-evaluation-harness;
 * ``lm_eval_task`` / ``run_lm_eval``: a mesma tarefa passada pelo lm-evaluation-harness, offline;
 * ``abstention_curve``: acurácia contra cobertura quando o modelo pode se abster (Capítulo 9).
 """
@@ -35,17 +36,20 @@ JUDGE_TEMPLATES = {
     "padrao": {
         "labels": ("A", "B"),
         "text": ("Which answer to the question is better? Reply with A or B only.\n\n"
-                 "Question: {question}\n\nAnswer A: {first}\n\nAnswer B: {second}\n\nBetter answer:"),
+                 "Question: {question}\n\nAnswer A: {first}\n\nAnswer B: {second}\n\n"
+                 "Better answer:"),
     },
     "renomeado": {
         "labels": ("X", "Y"),
         "text": ("Which answer to the question is better? Reply with X or Y only.\n\n"
-                 "Question: {question}\n\nAnswer X: {first}\n\nAnswer Y: {second}\n\nBetter answer:"),
+                 "Question: {question}\n\nAnswer X: {first}\n\nAnswer Y: {second}\n\n"
+                 "Better answer:"),
     },
     "parafraseado": {
         "labels": ("A", "B"),
-        "text": ("You are a strict grader. Read the question and the two candidate answers, then say which "
-                 "one is correct and more helpful. Reply with a single letter, A or B.\n\n"
+        "text": ("You are a strict grader. Read the question and the two candidate answers, then "
+                 "say which one is correct and more helpful. "
+                 "Reply with a single letter, A or B.\n\n"
                  "Question: {question}\n\nA: {first}\n\nB: {second}\n\nVerdict:"),
     },
 }
@@ -114,9 +118,10 @@ def _template(template):
                              f"{', '.join(map(repr, JUDGE_TEMPLATES))}, ou passe um dicionário "
                              "{'labels': (…, …), 'text': …}.")
         return JUDGE_TEMPLATES[template]
-    if not (isinstance(template, dict) and {"labels", "text"} <= set(template) and len(template["labels"]) == 2):
-        raise ValueError("Um template de juiz é um dicionário com 'labels' (dois rótulos) e 'text' (com "
-                         "{question}, {first} e {second}).")
+    if not (isinstance(template, dict) and {"labels", "text"} <= set(template)
+            and len(template["labels"]) == 2):
+        raise ValueError("Um template de juiz é um dicionário com 'labels' (dois rótulos) e 'text' "
+                         "(com {question}, {first} e {second}).")
     return template
 
 
@@ -129,18 +134,20 @@ def label_token_ids(tokenizer, labels) -> list[int]:
     for label in labels:
         tokens = tokenizer(label, add_special_tokens=False)["input_ids"]
         if len(tokens) != 1:
-            raise ValueError(f"O rótulo {label!r} vira {len(tokens)} tokens {tokens}: o juiz compara o logit "
-                             "de um único token. Use rótulos de um token só (A/B, 1/2).")
+            raise ValueError(f"O rótulo {label!r} vira {len(tokens)} tokens {tokens}: o juiz "
+                             "compara o logit de um único token. "
+                             "Use rótulos de um token só (A/B, 1/2).")
         ids.append(tokens[0])
     if ids[0] == ids[1]:
-        raise ValueError(f"Os rótulos {tuple(labels)!r} viram o mesmo token: escolha dois rótulos distintos.")
+        raise ValueError(f"Os rótulos {tuple(labels)!r} viram o mesmo token: "
+                         "escolha dois rótulos distintos.")
     return ids
 
 
 def _judge_prompt(tokenizer, tpl, question, first, second) -> str:
     text = tpl["text"].format(question=question, first=first, second=second)
-    return tokenizer.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True,
-                                         tokenize=False)
+    return tokenizer.apply_chat_template([{"role": "user", "content": text}],
+                                         add_generation_prompt=True, tokenize=False)
 
 
 @torch.no_grad()
@@ -155,7 +162,8 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     ids = label_token_ids(tokenizer, tpl["labels"])
     triples = list(triples)
     if not triples:
-        raise ValueError("Nada para julgar: passe ao menos uma tripla (pergunta, primeira, segunda).")
+        raise ValueError("Nada para julgar: passe ao menos uma tripla "
+                         "(pergunta, primeira, segunda).")
     prompts = [_judge_prompt(tokenizer, tpl, *t) for t in triples]
     batch = left_padded_batch(tokenizer, prompts)   # o último token de cada linha prevê o rótulo
     device = next(model.parameters()).device
@@ -171,7 +179,8 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     return verdicts
 
 
-def judge_pair(model, tokenizer, question: str, answer_a: str, answer_b: str, template="padrao") -> Verdict:
+def judge_pair(model, tokenizer, question: str, answer_a: str, answer_b: str,
+               template="padrao") -> Verdict:
     """O modelo como juiz: qual das duas respostas é melhor, pelos logits do próximo token.
 
     Monta o pedido do ``template`` com ``answer_a`` na primeira posição e ``answer_b`` na segunda,
@@ -189,8 +198,9 @@ class PositionReport:
     * ``consistent``: escolheu a mesma resposta nas duas ordens (a regra da troca declara vitória);
     * ``first`` / ``second``: escolheu a mesma *posição* nas duas ordens (viés; a regra dá empate);
     * ``correct``: vitórias consistentes da resposta certa;
-    * ``calibrated``: pares em que a certa vence pela média das margens das duas ordens (a calibração
-      de posição de Wang et al., 2023: o viés de posição, igual nas duas ordens, se cancela).
+    * ``calibrated``: pares em que a certa vence pela média das margens das duas ordens (a
+      calibração de posição de Wang et al., 2023: o viés de posição, igual nas duas ordens, se
+      cancela).
     Ver Capítulo 8, seção 8.4.
     """
 
@@ -209,7 +219,8 @@ class PositionReport:
 
     def rates(self) -> dict[str, float]:
         """As três taxas da Tabela 2 do MT-Bench, em %, e a de acerto consistente."""
-        return {name: 100 * getattr(self, name) / self.pairs for name in ("consistent", "first", "second", "correct", "calibrated")}
+        return {name: 100 * getattr(self, name) / self.pairs
+                for name in ("consistent", "first", "second", "correct", "calibrated")}
 
 
 def position_consistency(model, tokenizer, pairs, template="padrao") -> PositionReport:
@@ -222,12 +233,16 @@ def position_consistency(model, tokenizer, pairs, template="padrao") -> Position
     """
     pairs = list(pairs)
     if not pairs:
-        raise ValueError("A lista de pares está vazia: passe pares (pergunta, resposta certa, resposta errada).")
+        raise ValueError("A lista de pares está vazia: passe pares "
+                         "(pergunta, resposta certa, resposta errada).")
     for pair in pairs:
         if len(pair) != 3:
-            raise ValueError(f"Cada par deve ser (pergunta, resposta certa, resposta errada); recebi {pair!r}.")
-    forward = judge_batch(model, tokenizer, [(q, right, wrong) for q, right, wrong in pairs], template)
-    swapped = judge_batch(model, tokenizer, [(q, wrong, right) for q, right, wrong in pairs], template)
+            raise ValueError("Cada par deve ser (pergunta, resposta certa, resposta errada); "
+                             f"recebi {pair!r}.")
+    forward = judge_batch(model, tokenizer, [(q, right, wrong) for q, right, wrong in pairs],
+                          template)
+    swapped = judge_batch(model, tokenizer, [(q, wrong, right) for q, right, wrong in pairs],
+                          template)
     consistent = first = second = correct = calibrated = 0
     for v1, v2 in zip(forward, swapped):
         if v1.position == v2.position:
@@ -255,7 +270,8 @@ def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
     """
     train, test = list(train), list(test)
     if not train or not test:
-        raise ValueError("near_duplicates precisa de textos nos dois conjuntos (treino e avaliação).")
+        raise ValueError("near_duplicates precisa de textos nos dois conjuntos "
+                         "(treino e avaliação).")
     if not all(isinstance(t, str) for t in train + test):
         raise ValueError("near_duplicates compara textos: passe listas de strings.")
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -279,10 +295,12 @@ def _check_items(items):
         raise ValueError("O conjunto de questões está vazio: passe ao menos uma questão.")
     for item in items:
         if not {"question", "choices", "answer"} <= set(item):
-            raise ValueError(f"Cada questão precisa de 'question', 'choices' e 'answer'; recebi {sorted(item)}.")
+            raise ValueError("Cada questão precisa de 'question', 'choices' e 'answer'; "
+                             f"recebi {sorted(item)}.")
         if len(item["choices"]) < 2 or not 0 <= item["answer"] < len(item["choices"]):
-            raise ValueError(f"Questão {item['question']!r}: precisa de ≥ 2 alternativas e 'answer' deve ser o "
-                             f"índice de uma delas (0 a {len(item['choices']) - 1}).")
+            raise ValueError(f"Questão {item['question']!r}: precisa de ≥ 2 alternativas e "
+                             "'answer' deve ser o índice de uma delas "
+                             f"(0 a {len(item['choices']) - 1}).")
 
 
 @dataclass
@@ -300,11 +318,13 @@ class MCResult:
     answers: list               # o índice da alternativa certa de cada questão
 
     def confidences(self) -> list[float]:
-        """Confiança de cada resposta: a maior probabilidade do softmax sobre as log p das alternativas.
+        """Confiança de cada resposta: a maior probabilidade do softmax sobre as log p das
+        alternativas.
 
         Ver Capítulo 9, seção 9.3.
         """
-        return [float(torch.softmax(torch.tensor(ll, dtype=torch.float64), dim=0).max()) for ll in self.loglikelihoods]
+        return [float(torch.softmax(torch.tensor(ll, dtype=torch.float64), dim=0).max())
+                for ll in self.loglikelihoods]
 
     def correct(self) -> list[bool]:
         """Se a alternativa de maior log p (a do ``acc``) é a certa, questão a questão."""
@@ -319,17 +339,19 @@ class MCResult:
         if not indices:
             raise ValueError("O subconjunto está vazio: passe ao menos um índice de questão.")
         pick = lambda xs: [xs[i] for i in indices]   # noqa: E731
-        answers, preds, preds_norm = pick(self.answers), pick(self.predictions), pick(self.predictions_norm)
+        answers, preds, preds_norm = (pick(self.answers), pick(self.predictions),
+                                      pick(self.predictions_norm))
         acc = sum(p == a for p, a in zip(preds, answers)) / len(indices)
         acc_norm = sum(p == a for p, a in zip(preds_norm, answers)) / len(indices)
         return MCResult(acc, acc_norm, pick(self.loglikelihoods), preds, preds_norm, answers)
 
 
-def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT, delimiter: str = " ") -> MCResult:
+def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT,
+                             delimiter: str = " ") -> MCResult:
     """Acurácia de múltipla escolha por log-verossimilhança, como a do lm-evaluation-harness.
 
-    Para cada questão, pontua cada alternativa por log p(delimitador + alternativa | prompt), a conta de
-    ``likelihood.sequence_logprob`` (aqui em lote, ``sequence_logprobs``).
+    Para cada questão, pontua cada alternativa por log p(delimitador + alternativa | prompt), a
+    conta de ``likelihood.sequence_logprob`` (aqui em lote, ``sequence_logprobs``).
     ``acc``: acerta se a alternativa certa tem a maior log p. ``acc_norm``: a mesma coisa depois de
     dividir cada log p pelo número de caracteres da alternativa (sem o delimitador), o que tira a
     vantagem das respostas curtas. Nada é gerado; o modelo só dá probabilidades.
@@ -356,7 +378,7 @@ def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT, d
                     [item["answer"] for item in items])
 
 
-# ----------------------------------------------------------------------------- lm-evaluation-harness
+# ---------------------------------------------------------------------------- lm-evaluation-harness
 
 
 def lm_eval_task(folder: str | Path | None = None, data_file: str | Path | None = None) -> Path:
@@ -393,12 +415,14 @@ def lm_eval_task(folder: str | Path | None = None, data_file: str | Path | None 
     return folder
 
 
-def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool | None = None) -> dict:
+def run_lm_eval(model, tokenizer, folder: str | Path | None = None,
+                quiet: bool | None = None) -> dict:
     """Roda a tarefa ``lncc_fatos`` no lm-evaluation-harness, offline, com o modelo já carregado.
 
     Usa ``lm_eval.simple_evaluate`` com o ``HFLM`` do próprio harness em volta de ``model`` e
     ``tokenizer`` (nada é baixado). Devolve ``{"acc", "acc_norm", "loglikelihoods"}``, com as log p
-    de cada alternativa como o harness as calculou. Sob nbval os logs e barras do harness ficam calados.
+    de cada alternativa como o harness as calculou. Sob nbval os logs e barras do harness ficam
+    calados.
     Ver Capítulo 8, seção 8.4.
     """
     try:
@@ -406,8 +430,8 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool 
         from lm_eval.models.huggingface import HFLM
         from lm_eval.tasks import TaskManager
     except ImportError as err:       # pragma: no cover - depende da instalação
-        raise ImportError("O lm-evaluation-harness não está instalado: rode `pip install -r requirements.txt` "
-                          "(ele fixa lm-eval==0.4.13).") from err
+        raise ImportError("O lm-evaluation-harness não está instalado: rode "
+                          "`pip install -r requirements.txt` (ele fixa lm-eval==0.4.13).") from err
     from .environment import progress_quiet, quiet_datasets, set_offline
 
     set_offline()
@@ -423,9 +447,11 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, quiet: bool 
                 lg.setLevel(logging.ERROR)
         with redirect, quiet_datasets(quiet):
             lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=1)
-            res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME], task_manager=TaskManager(include_path=str(folder)),
-                                          log_samples=True, random_seed=0, numpy_random_seed=0, torch_random_seed=0,
-                                          fewshot_random_seed=0, bootstrap_iters=0)
+            res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME],
+                                          task_manager=TaskManager(include_path=str(folder)),
+                                          log_samples=True, random_seed=0, numpy_random_seed=0,
+                                          torch_random_seed=0, fewshot_random_seed=0,
+                                          bootstrap_iters=0)
     finally:
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
@@ -442,14 +468,15 @@ def abstention_curve(confidences, correct) -> list[tuple[float, float, float]]:
     """Cobertura e acurácia quando o modelo só responde com confiança ≥ limiar.
 
     Para cada limiar (as próprias confianças, da maior para a menor), responde às questões com
-    confiança ≥ limiar e se abstém nas outras. Devolve ``[(limiar, cobertura, acurácia)]``: cobertura é a
-    fração respondida e acurácia, a fração certa entre as respondidas. O último ponto (cobertura 1) é a
-    acurácia sem abstenção.
+    confiança ≥ limiar e se abstém nas outras. Devolve ``[(limiar, cobertura, acurácia)]``:
+    cobertura é a fração respondida e acurácia, a fração certa entre as respondidas. O último ponto
+    (cobertura 1) é a acurácia sem abstenção.
     Ver Capítulo 9, seção 9.3.
     """
     pairs = list(zip(confidences, correct))
     if not pairs or len(pairs) != len(list(confidences)) or len(pairs) != len(list(correct)):
-        raise ValueError("Dê uma confiança e um acerto para cada questão (listas não vazias, do mesmo tamanho).")
+        raise ValueError("Dê uma confiança e um acerto para cada questão "
+                         "(listas não vazias, do mesmo tamanho).")
     out = []
     for threshold in sorted({c for c, _ in pairs}, reverse=True):
         answered = [ok for c, ok in pairs if c >= threshold]

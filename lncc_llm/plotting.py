@@ -106,7 +106,8 @@ def _overlap_area(a, b) -> float:
 
 
 def label_boxes_overlap(ax) -> list[tuple[int, int]]:
-    """Pares ``(i, j)`` de textos de ``ax`` cujas caixas na figura se sobrepõem (lista vazia: nenhum).
+    """Pares ``(i, j)`` de textos de ``ax`` cujas caixas na figura se sobrepõem (lista vazia:
+    nenhum).
 
     Serve para conferir que rótulos de um gráfico não ficaram uns sobre os outros.
     Ver Capítulo 2, seção 2.4.7.
@@ -121,11 +122,13 @@ def label_boxes_overlap(ax) -> list[tuple[int, int]]:
     ]
 
 
-def _place_labels(ax, coords: np.ndarray, texts: Sequence[str], marker_size: float, fontsize: float):
+def _place_labels(ax, coords: np.ndarray, texts: Sequence[str], marker_size: float,
+                  fontsize: float):
     """Rotula cada ponto no primeiro lugar livre de ``_LABEL_SPOTS``.
 
-    Um lugar é livre quando a caixa do rótulo não encosta em rótulo já posto nem no marcador de outro
-    ponto. Se nenhum estiver livre, fica o de menor sobreposição (rótulos pesam mais que marcadores).
+    Um lugar é livre quando a caixa do rótulo não encosta em rótulo já posto nem no marcador de
+    outro ponto. Se nenhum estiver livre, fica o de menor sobreposição (rótulos pesam mais que
+    marcadores).
     """
     from matplotlib.transforms import Bbox
 
@@ -133,10 +136,12 @@ def _place_labels(ax, coords: np.ndarray, texts: Sequence[str], marker_size: flo
     renderer = ax.figure.canvas.get_renderer()
     centers = ax.transData.transform(coords)
     radius = 0.5 * np.sqrt(marker_size) * ax.figure.dpi / 72 + 1.0
-    markers = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius) for x, y in centers]
+    markers = [Bbox.from_extents(x - radius, y - radius, x + radius, y + radius)
+               for x, y in centers]
     placed = []
     for i, ((x, y), text) in enumerate(zip(coords, texts)):
-        note = ax.annotate(text, (x, y), textcoords="offset points", xytext=_LABEL_SPOTS[0][:2], fontsize=fontsize)
+        note = ax.annotate(text, (x, y), textcoords="offset points", xytext=_LABEL_SPOTS[0][:2],
+                           fontsize=fontsize)
         best = None
         for dx, dy, align in _LABEL_SPOTS:
             note.xyann = (dx, dy)
@@ -154,7 +159,8 @@ def _place_labels(ax, coords: np.ndarray, texts: Sequence[str], marker_size: flo
         placed.append(box)
 
 
-def plot_pca(vectors, labels: Sequence[str], ax=None, title: str | None = None, index_labels: bool = True):
+def plot_pca(vectors, labels: Sequence[str], ax=None, title: str | None = None,
+             index_labels: bool = True):
     """Dispersão 2-D (PCA) de vetores de tokens, cada ponto rotulado com ``índice:token``.
 
     Rótulos que cairiam uns sobre os outros (pontos próximos na projeção) são levados para outro

@@ -1,4 +1,5 @@
-"""Ferramentas do Capítulo 5: rótulos por log-probabilidade, leitura de respostas, voto e janela de contexto.
+"""Ferramentas do Capítulo 5: rótulos por log-probabilidade, leitura de respostas, voto e janela de
+contexto.
 
 * ``label_logprob`` / ``score_labels`` / ``classify``: pontuam cada rótulo candidato
   pela soma das log-probabilidades dos seus tokens, dado o prompt (uma passagem
@@ -35,7 +36,8 @@ SENTIMENT_ALIASES = {
 
 
 class Review(NamedTuple):
-    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo (``"positivo"``/``"negativo"``).
+    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo
+    (``"positivo"``/``"negativo"``).
 
     Ver Capítulo 5.
     """
@@ -70,7 +72,7 @@ COURSE_REVIEWS: tuple[Review, ...] = (
 )
 
 
-# ----------------------------------------------------------------------------- rótulos por log-probabilidade
+# -------------------------------------------------------------------- rótulos por log-probabilidade
 
 
 def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> float:
@@ -107,11 +109,12 @@ def classify(model, tokenizer, prompt, labels, chat: bool = False) -> tuple[str,
     return max(scores, key=scores.get), scores
 
 
-# ----------------------------------------------------------------------------- leitura de respostas e voto
+# ---------------------------------------------------------------------- leitura de respostas e voto
 
 
 def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) -> str | None:
-    """Lê o rótulo de uma resposta livre; ``None`` se nenhum aparece ou se aparecem rótulos diferentes.
+    """Lê o rótulo de uma resposta livre; ``None`` se nenhum aparece ou se aparecem rótulos
+    diferentes.
 
     Procura cada grafia de ``aliases`` (padrão: ``SENTIMENT_ALIASES``) como palavra
     inteira, sem diferenciar maiúsculas. "NEGATIVO." vira ``"NEGATIVO"``; "POSITIVO
@@ -128,7 +131,8 @@ def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) ->
 
 
 class Vote(NamedTuple):
-    """Resultado de ``majority_vote``: o rótulo vencedor, a contagem dos válidos, quantos valeram e o total.
+    """Resultado de ``majority_vote``: o rótulo vencedor, a contagem dos válidos, quantos valeram e
+    o total.
 
     Ver Capítulo 5.
     """
@@ -159,7 +163,8 @@ def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
 
 
 def truncate_ids(ids, budget: int, keep: str = "last"):
-    """Corta uma sequência de ids para no máximo ``budget`` tokens, guardando o fim (``"last"``) ou o início.
+    """Corta uma sequência de ids para no máximo ``budget`` tokens, guardando o fim (``"last"``) ou
+    o início.
 
     Aceita lista ou tensor (corta a última dimensão). ``keep="last"`` é o que um chat
     faz com o histórico: o mais antigo sai primeiro.
@@ -184,7 +189,8 @@ def _encode(tokenizer, text: str) -> list[int]:
 
 
 class Truncated(NamedTuple):
-    """Resultado de ``truncate_text``: os ids guardados, o texto correspondente e quantos tokens saíram.
+    """Resultado de ``truncate_text``: os ids guardados, o texto correspondente e quantos tokens
+    saíram.
 
     Ver Capítulo 5.
     """
@@ -212,7 +218,8 @@ _WINDOW_FIELDS = ("max_position_embeddings", "n_positions", "n_ctx")
 
 @contextmanager
 def simulated_window(model, n_tokens: int):
-    """Finge, dentro do bloco ``with``, que a janela do modelo tem ``n_tokens`` (e a restaura na saída).
+    """Finge, dentro do bloco ``with``, que a janela do modelo tem ``n_tokens`` (e a restaura na
+    saída).
 
     Troca o campo da configuração que ``context_window`` lê; os pesos não mudam. Serve
     para ver o corte de ``generate(..., on_overflow=...)`` com prompts curtos, sem pagar
@@ -224,8 +231,10 @@ def simulated_window(model, n_tokens: int):
     if name is None:
         raise ValueError("Não encontrei a janela de contexto na configuração do modelo.")
     original = getattr(cfg, name)
-    if not isinstance(n_tokens, int) or isinstance(n_tokens, bool) or not (1 <= n_tokens <= original):
-        raise ValueError(f"n_tokens deve ser um inteiro entre 1 e a janela real ({original}); recebi {n_tokens!r}.")
+    if (not isinstance(n_tokens, int) or isinstance(n_tokens, bool)
+            or not (1 <= n_tokens <= original)):
+        raise ValueError(f"n_tokens deve ser um inteiro entre 1 e a janela real ({original}); "
+                         f"recebi {n_tokens!r}.")
     setattr(cfg, name, n_tokens)
     try:
         yield model

@@ -29,7 +29,8 @@ KINDS = {
     "fp4": "bitsandbytes FP4 (4 bits, blocos de 64; o padrão do BitsAndBytesConfig)",
     "int8-torchao": "torchao int8 só nos pesos",
 }
-_NEEDS = {"int8": "bitsandbytes", "nf4": "bitsandbytes", "fp4": "bitsandbytes", "int8-torchao": "torchao"}
+_NEEDS = {"int8": "bitsandbytes", "nf4": "bitsandbytes", "fp4": "bitsandbytes",
+          "int8-torchao": "torchao"}
 
 
 class QuantizationUnavailableError(RuntimeError):
@@ -45,8 +46,8 @@ def _check_kind(kind) -> str:
     if package and importlib.util.find_spec(package) is None:
         raise QuantizationUnavailableError(
             f"O formato {kind!r} precisa do pacote {package!r}, que não está instalado. Instale as "
-            f"dependências do curso (pip install -r requirements.txt) ou use um destes formatos, que só "
-            f"precisam do torch: 'fp32', 'bf16'."
+            "dependências do curso (pip install -r requirements.txt) ou use um destes formatos, "
+            "que só precisam do torch: 'fp32', 'bf16'."
         )
     return kind
 
@@ -54,8 +55,9 @@ def _check_kind(kind) -> str:
 def quantization_config(kind: str, double_quant: bool = False):
     """A configuração do ``transformers`` para ``kind`` (``None`` para fp32 e bf16).
 
-    O 4 bits pede o tipo explicitamente (o padrão do ``BitsAndBytesConfig`` é ``fp4``) e faz as contas
-    em float32, que toda CPU acelera. ``double_quant=True`` guarda os ``absmax`` em 8 bits (QLoRA).
+    O 4 bits pede o tipo explicitamente (o padrão do ``BitsAndBytesConfig`` é ``fp4``) e faz as
+    contas em float32, que toda CPU acelera. ``double_quant=True`` guarda os ``absmax`` em 8 bits
+    (QLoRA).
     Ver Capítulo 6, seção 6.5.
     """
     kind = _check_kind(kind)
@@ -66,15 +68,16 @@ def quantization_config(kind: str, double_quant: bool = False):
     if kind == "int8":
         return BitsAndBytesConfig(load_in_8bit=True)
     if kind in ("nf4", "fp4"):
-        return BitsAndBytesConfig(bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32, load_in_4bit=True,
-                                  bnb_4bit_use_double_quant=double_quant)
+        return BitsAndBytesConfig(bnb_4bit_quant_type=kind, bnb_4bit_compute_dtype=torch.float32,
+                                  load_in_4bit=True, bnb_4bit_use_double_quant=double_quant)
     from torchao.quantization import Int8WeightOnlyConfig
 
     return TorchAoConfig(quant_type=Int8WeightOnlyConfig())
 
 
 def use_fused_cpu_kernel(model, enabled: bool) -> None:
-    """Liga ou desliga o núcleo fundido de 4 bits do bitsandbytes (só existe em CPUs com AVX512-BF16).
+    """Liga ou desliga o núcleo fundido de 4 bits do bitsandbytes (só existe em CPUs com
+    AVX512-BF16).
 
     Ligado, a primeira passada em modo de avaliação reempacota os pesos e passa a calcular em bf16:
     mais rápido, mas com números diferentes dos de uma CPU sem AVX512-BF16.
@@ -85,13 +88,14 @@ def use_fused_cpu_kernel(model, enabled: bool) -> None:
             module.support_avx512bf16_for_cpu = enabled and module.support_avx512bf16_for_cpu
 
 
-def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool = False, double_quant: bool = False,
-                       on_cpu: bool = True):
-    """Uma cópia nova (sem cache) do decodificador no formato ``kind``: a que se treina e se modifica.
+def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool = False,
+                       double_quant: bool = False, on_cpu: bool = True):
+    """Uma cópia nova (sem cache) do decodificador no formato ``kind``: a que se treina e se
+    modifica.
 
     ``source`` é a pasta do modelo (padrão: a pasta convertida de ``load_decoder``). Os formatos
-    quantizados vão direto para a CPU (ou para a GPU 0 com ``on_cpu=False``): um modelo de 4 ou 8 bits
-    não pode ser movido depois de carregado.
+    quantizados vão direto para a CPU (ou para a GPU 0 com ``on_cpu=False``): um modelo de 4 ou 8
+    bits não pode ser movido depois de carregado.
     Ver Capítulo 7, seção 7.5.
     """
     from transformers import AutoModelForCausalLM
@@ -101,7 +105,9 @@ def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool =
     kind = _check_kind(kind)
     source = source or ensure_decoder_cache()
     if kind in ("fp32", "bf16"):
-        return AutoModelForCausalLM.from_pretrained(source, dtype=torch.float32 if kind == "fp32" else torch.bfloat16)
+        return AutoModelForCausalLM.from_pretrained(
+            source, dtype=torch.float32 if kind == "fp32" else torch.bfloat16
+        )
     model = AutoModelForCausalLM.from_pretrained(
         source, dtype=torch.float32, quantization_config=quantization_config(kind, double_quant),
         device_map="cpu" if on_cpu else {"": 0},
@@ -117,17 +123,20 @@ def _load_quantized_cached(kind: str, fused_cpu_kernel: bool, double_quant: bool
     if kind == "fp32":
         return load_decoder(device="cpu")
     _, tokenizer = load_decoder(device="cpu")
-    return load_fresh_decoder(kind, fused_cpu_kernel=fused_cpu_kernel, double_quant=double_quant).eval(), tokenizer
+    return load_fresh_decoder(kind, fused_cpu_kernel=fused_cpu_kernel,
+                              double_quant=double_quant).eval(), tokenizer
 
 
-def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False, double_quant: bool = False):
+def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False,
+                           double_quant: bool = False):
     """Devolve ``(modelo, tokenizador)`` do decodificador do curso no formato ``kind``, na CPU.
 
     ``kind`` é um de ``KINDS``: ``"fp32"``, ``"bf16"``, ``"int8"``, ``"nf4"``, ``"fp4"`` ou
-    ``"int8-torchao"``. O modelo sai da pasta convertida de ``load_decoder`` e fica em cache na sessão.
-    Nos 4 bits, o núcleo fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que calcula em bf16)
-    fica desligado, para que os números sejam os mesmos em qualquer CPU; ``fused_cpu_kernel=True`` o
-    liga onde ele existe; ``double_quant=True`` usa a quantização dupla do QLoRA.
+    ``"int8-torchao"``. O modelo sai da pasta convertida de ``load_decoder`` e fica em cache na
+    sessão. Nos 4 bits, o núcleo fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que calcula
+    em bf16) fica desligado, para que os números sejam os mesmos em qualquer CPU;
+    ``fused_cpu_kernel=True`` o liga onde ele existe; ``double_quant=True`` usa a quantização dupla
+    do QLoRA.
     Ver Capítulo 6, seção 6.5.
     """
     from .environment import silence_library_noise
@@ -135,14 +144,17 @@ def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False, do
     kind = _check_kind(kind)
     silence_library_noise()
     four_bit = kind in ("nf4", "fp4")
-    return _load_quantized_cached(kind, bool(fused_cpu_kernel) and four_bit, bool(double_quant) and four_bit)
+    return _load_quantized_cached(kind, bool(fused_cpu_kernel) and four_bit,
+                                  bool(double_quant) and four_bit)
 
 
 # ----------------------------------------------------------------------------- bytes de verdade
 
 
 def _storage_tensors(t):
-    """Os tensores comuns que guardam os dados de ``t``, incluindo o que fica fora de parâmetros e buffers."""
+    """Os tensores comuns que guardam os dados de ``t``, incluindo o que fica fora de parâmetros e
+    buffers.
+    """
     if t is None:
         return
     if type(t) not in (torch.Tensor, torch.nn.Parameter) and hasattr(t, "__tensor_flatten__") \
@@ -152,7 +164,8 @@ def _storage_tensors(t):
             yield from _storage_tensors(getattr(t, name))
         return
     yield t
-    state = getattr(t, "quant_state", None)         # bitsandbytes 4 bits: absmax e código, fora do módulo
+    # bitsandbytes 4 bits: absmax e código, fora do módulo
+    state = getattr(t, "quant_state", None)
     if state is not None:
         yield from (x for x in (state.absmax, state.code, state.offset) if torch.is_tensor(x))
         if state.state2 is not None:                # quantização dupla: absmax do absmax
@@ -166,13 +179,14 @@ def model_bytes(model: torch.nn.Module) -> int:
     """Bytes que os pesos do modelo ocupam de fato na memória.
 
     Soma parâmetros e buffers, contando cada armazenamento uma vez só (pesos amarrados contam uma
-    vez), e inclui o que a quantização guarda fora deles: o ``absmax`` dos blocos de 4 bits, a escala
-    por linha do int8 e os tensores internos das subclasses do torchao.
+    vez), e inclui o que a quantização guarda fora deles: o ``absmax`` dos blocos de 4 bits, a
+    escala por linha do int8 e os tensores internos das subclasses do torchao.
     Ver Capítulo 6, seção 6.6.
     """
     tensors = list(model.parameters()) + list(model.buffers())
     # o int8 do bitsandbytes tira a escala do peso e a guarda em module.state na primeira passada
-    tensors += [m.state.SCB for m in model.modules() if torch.is_tensor(getattr(getattr(m, "state", None), "SCB", None))]
+    tensors += [m.state.SCB for m in model.modules()
+                if torch.is_tensor(getattr(getattr(m, "state", None), "SCB", None))]
     return storage_bytes(tensors)
 
 
@@ -194,11 +208,12 @@ def storage_bytes(tensors) -> int:
 
 
 def mib(n_bytes: float) -> float:
-    """Bytes em MiB (2**20 bytes), a unidade que o texto chama de "MB". Ver Capítulo 6, seção 6.4."""
+    """Bytes em MiB (2**20 bytes), a unidade que o texto chama de "MB". Ver Capítulo 6, seção 6.4.
+    """
     return n_bytes / 2**20
 
 
-# ----------------------------------------------------------------------------- comparação com a referência
+# ---------------------------------------------------------------------- comparação com a referência
 
 
 @dataclass(frozen=True)
@@ -229,7 +244,8 @@ def compare_to_reference(model, reference, tokens) -> Comparison:
     """
     ids = torch.as_tensor(tokens, dtype=torch.long).flatten()
     if ids.numel() < 2:
-        raise ValueError("Passe pelo menos 2 tokens: a perplexidade precisa de um token seguinte para prever.")
+        raise ValueError("Passe pelo menos 2 tokens: a perplexidade precisa de um token seguinte "
+                         "para prever.")
     ref, got = _logits(reference, ids), _logits(model, ids)
     log_p, log_q = F.log_softmax(ref, dim=-1), F.log_softmax(got, dim=-1)
     kl = (log_p.exp() * (log_p - log_q)).sum(-1)
@@ -261,16 +277,19 @@ METHODS = ("full", "lora", "qlora")
 
 def training_memory(n_params: float, method: str, *, trainable_fraction: float = 0.01,
                     weight_bytes: float = 2.0, optimizer_bytes: float = 8.0) -> dict[str, float]:
-    """Bytes de pesos, gradientes e estados do Adam para ajustar um modelo de ``n_params`` parâmetros.
+    """Bytes de pesos, gradientes e estados do Adam para ajustar um modelo de ``n_params``
+    parâmetros.
 
     ``method``: ``"full"`` (todos treinam), ``"lora"`` (base congelada em 16 bits + adaptadores com
-    ``trainable_fraction`` dos parâmetros) ou ``"qlora"`` (base congelada em NF4 com quantização dupla +
-    os mesmos adaptadores). Pesos e gradientes usam ``weight_bytes`` por parâmetro (bf16: 2); o Adam
-    guarda dois momentos fp32 (``optimizer_bytes`` = 8) por parâmetro treinável. Não inclui ativações.
+    ``trainable_fraction`` dos parâmetros) ou ``"qlora"`` (base congelada em NF4 com quantização
+    dupla + os mesmos adaptadores). Pesos e gradientes usam ``weight_bytes`` por parâmetro (bf16:
+    2); o Adam guarda dois momentos fp32 (``optimizer_bytes`` = 8) por parâmetro treinável. Não
+    inclui ativações.
     Ver Capítulo 6, seção 6.7.
     """
     if method not in METHODS:
-        raise ValueError(f"Método desconhecido: {method!r}. Use um destes: {', '.join(map(repr, METHODS))}.")
+        raise ValueError(f"Método desconhecido: {method!r}. Use um destes: "
+                         f"{', '.join(map(repr, METHODS))}.")
     if n_params <= 0:
         raise ValueError(f"n_params deve ser positivo; recebi {n_params!r}.")
     if not 0 < trainable_fraction <= 1:

@@ -20,12 +20,14 @@ LAYOUTS = ("interleaved", "rotate_half")
 
 def _check_dim(dim: int) -> None:
     if dim < 2 or dim % 2:
-        raise ValueError(f"RoPE gira pares de coordenadas: a dimensão deve ser par e ≥ 2; recebi {dim}.")
+        raise ValueError("RoPE gira pares de coordenadas: a dimensão deve ser par e ≥ 2; "
+                         f"recebi {dim}.")
 
 
 def _check_layout(layout: str) -> None:
     if layout not in LAYOUTS:
-        raise ValueError(f"Arranjo desconhecido: {layout!r}. Use 'interleaved' (texto) ou 'rotate_half' (Llama).")
+        raise ValueError(f"Arranjo desconhecido: {layout!r}. "
+                         "Use 'interleaved' (texto) ou 'rotate_half' (Llama).")
 
 
 def _compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -59,7 +61,8 @@ def rope_frequencies(
     return (1.0 / (float(base) ** exponents)).to(dtype)
 
 
-def rope_angles(positions, dim: int, base: float = 10000.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def rope_angles(positions, dim: int, base: float = 10000.0,
+                dtype: torch.dtype = torch.float32) -> torch.Tensor:
     """Os ângulos ``θ_j(p) = p · ω_j``: forma ``(*positions.shape, dim/2)``.
 
     Ver Capítulo 3, seção 3.4.4.
@@ -102,7 +105,8 @@ def rope_cos_sin(
     return angles.cos(), angles.sin()
 
 
-def apply_rope(x: torch.Tensor, positions, base: float = 10000.0, layout: str = "interleaved") -> torch.Tensor:
+def apply_rope(x: torch.Tensor, positions, base: float = 10000.0,
+               layout: str = "interleaved") -> torch.Tensor:
     """Gira cada vetor de ``x`` (forma ``(..., n, d)``) pelo ângulo da sua posição.
 
     ``positions`` tem forma ``(n,)`` ou qualquer forma que se expanda até
@@ -121,8 +125,8 @@ def apply_rope(x: torch.Tensor, positions, base: float = 10000.0, layout: str = 
         torch.broadcast_shapes(tuple(angles.shape[:-1]), tuple(x.shape[:-1]))
     except RuntimeError:
         raise ValueError(
-            f"As posições têm forma {tuple(positions.shape)}, incompatível com x de forma {tuple(x.shape)}: "
-            "use uma posição por linha, forma (n,)."
+            f"As posições têm forma {tuple(positions.shape)}, incompatível com x de forma "
+            f"{tuple(x.shape)}: use uma posição por linha, forma (n,)."
         ) from None
     cos, sin = angles.cos(), angles.sin()
     xw = x.to(work)
@@ -139,7 +143,8 @@ def apply_rope(x: torch.Tensor, positions, base: float = 10000.0, layout: str = 
 
 
 def interleaved_to_half_permutation(dim: int) -> torch.Tensor:
-    """Índices que reordenam um vetor do arranjo intercalado para o de metades: ``[0, 2, 4, …, 1, 3, 5, …]``.
+    """Índices que reordenam um vetor do arranjo intercalado para o de metades:
+    ``[0, 2, 4, …, 1, 3, 5, …]``.
 
     Com ``perm`` assim, ``apply_rope(x[..., perm], p, layout="rotate_half")`` é
     igual a ``apply_rope(x, p, layout="interleaved")[..., perm]``.
@@ -155,6 +160,7 @@ def attention_logits(q: torch.Tensor, k: torch.Tensor, scale: float | None = Non
     Ver Capítulo 3, seção 3.5.
     """
     if q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"Q e K precisam da mesma dimensão d_k: Q tem {q.shape[-1]}, K tem {k.shape[-1]}.")
+        raise ValueError(f"Q e K precisam da mesma dimensão d_k: Q tem {q.shape[-1]}, "
+                         f"K tem {k.shape[-1]}.")
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     return (q @ k.transpose(-2, -1)) * factor

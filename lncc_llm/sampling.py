@@ -27,8 +27,8 @@ def _check_temperature(temperature: float) -> float:
         raise ValueError(f"temperature deve ser um número > 0; recebi {temperature!r}.") from None
     if not math.isfinite(value) or value <= 0:
         raise ValueError(
-            f"temperature deve ser > 0 (e finita); recebi {temperature!r}. Para sempre escolher o token "
-            "mais provável, use greedy=True em vez de temperatura 0."
+            f"temperature deve ser > 0 (e finita); recebi {temperature!r}. Para sempre escolher o "
+            "token mais provável, use greedy=True em vez de temperatura 0."
         )
     return value
 
@@ -40,7 +40,8 @@ def _check_top_p(p: float) -> float:
         raise ValueError(f"top_p deve ser um número no intervalo (0, 1]; recebi {p!r}.") from None
     if not (0.0 < value <= 1.0):
         raise ValueError(
-            f"top_p deve estar no intervalo (0, 1]; recebi {p!r}. Use 1.0 para desligar o recorte do núcleo."
+            f"top_p deve estar no intervalo (0, 1]; recebi {p!r}. "
+            "Use 1.0 para desligar o recorte do núcleo."
         )
     return value
 
@@ -49,7 +50,8 @@ def _check_top_p(p: float) -> float:
 
 
 def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Divide os logits pela temperatura τ > 0: ``softmax(z/τ)`` concentra (τ < 1) ou espalha (τ > 1).
+    """Divide os logits pela temperatura τ > 0: ``softmax(z/τ)`` concentra (τ < 1) ou espalha
+    (τ > 1).
 
     Ver Capítulo 4, seção 4.9.
     """
@@ -57,7 +59,8 @@ def apply_temperature(logits: torch.Tensor, temperature: float) -> torch.Tensor:
 
 
 def entropy(probs: torch.Tensor) -> torch.Tensor:
-    """Entropia de Shannon, em nats, de distribuições na última dimensão (termos com p = 0 contam zero).
+    """Entropia de Shannon, em nats, de distribuições na última dimensão (termos com p = 0 contam
+    zero).
 
     Ver Capítulo 4, seção 4.9.
     """
@@ -66,14 +69,17 @@ def entropy(probs: torch.Tensor) -> torch.Tensor:
 
 
 class Nucleus(NamedTuple):
-    """Resultado de ``top_p_filter``: ids do núcleo (do mais provável ao menos) e a distribuição renormalizada."""
+    """Resultado de ``top_p_filter``: ids do núcleo (do mais provável ao menos) e a distribuição
+    renormalizada.
+    """
 
     indices: torch.Tensor
     probs: torch.Tensor
 
 
 def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nucleus:
-    """Núcleo do top-p: o menor conjunto S_p de tokens cuja probabilidade somada é ≥ p, renormalizado.
+    """Núcleo do top-p: o menor conjunto S_p de tokens cuja probabilidade somada é ≥ p,
+    renormalizado.
 
     ``logits`` é um vetor ``(|V|,)``. Devolve ``Nucleus(indices, probs)``: os ids de S_p,
     em ordem decrescente de probabilidade, e o vetor ``(|V|,)`` com p̃(v) = p(v)/Σ_{S_p} p
@@ -82,14 +88,18 @@ def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nu
     """
     p = _check_top_p(p)
     if logits.dim() != 1:
-        raise ValueError(f"top_p_filter espera um vetor de logits (|V|,); recebi forma {tuple(logits.shape)}.")
+        raise ValueError("top_p_filter espera um vetor de logits (|V|,); "
+                         f"recebi forma {tuple(logits.shape)}.")
     probs = torch.softmax(apply_temperature(logits.double(), temperature), dim=-1)
     sorted_probs, order = torch.sort(probs, descending=True)
     cumulative = torch.cumsum(sorted_probs, dim=-1)
     # número de tokens necessários: a primeira posição em que a massa acumulada atinge p
-    size = int(torch.searchsorted(cumulative, torch.tensor([p], dtype=cumulative.dtype, device=cumulative.device)).item()) + 1
+    size = int(torch.searchsorted(
+        cumulative, torch.tensor([p], dtype=cumulative.dtype, device=cumulative.device)
+    ).item()) + 1
     size = min(size, probs.numel())
-    if p >= 1.0:  # sem recorte: a soma em ponto flutuante chega a 1 antes da cauda de probabilidades ínfimas
+    # sem recorte: a soma em ponto flutuante chega a 1 antes da cauda de probabilidades ínfimas
+    if p >= 1.0:
         size = probs.numel()
     keep = order[:size]
     filtered = torch.zeros_like(probs)
@@ -102,7 +112,9 @@ def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nu
 
 @dataclass
 class Generation:
-    """O que ``generate`` devolve: o texto novo, os ids e, opcionalmente, as distribuições de cada passo."""
+    """O que ``generate`` devolve: o texto novo, os ids e, opcionalmente, as distribuições de cada
+    passo.
+    """
 
     text: str
     new_ids: list[int]
@@ -125,7 +137,8 @@ def _prompt_ids(tokenizer, prompt, chat: bool) -> list[int]:
             return tokenizer(prompt)["input_ids"]
     elif isinstance(prompt, (list, tuple)) and prompt and all(isinstance(m, dict) for m in prompt):
         if not chat:
-            raise ValueError("Uma lista de mensagens exige chat=True (ela passa pelo template de chat).")
+            raise ValueError("Uma lista de mensagens exige chat=True "
+                             "(ela passa pelo template de chat).")
         messages = list(prompt)
     else:
         raise ValueError(
@@ -141,7 +154,8 @@ def _prompt_ids(tokenizer, prompt, chat: bool) -> list[int]:
 
 
 def context_window(model) -> int:
-    """Janela de contexto do modelo (``max_position_embeddings`` ou ``n_positions`` da configuração).
+    """Janela de contexto do modelo (``max_position_embeddings`` ou ``n_positions`` da
+    configuração).
 
     Ver Capítulo 5, seção 5.8.
     """
@@ -182,7 +196,8 @@ def generate(
     distribuição usada em cada passo.
     Ver Capítulo 4, seção 4.12.
     """
-    if not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool) or max_new_tokens < 1:
+    if (not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool)
+            or max_new_tokens < 1):
         raise ValueError(f"max_new_tokens deve ser um inteiro ≥ 1; recebi {max_new_tokens!r}.")
     if not greedy:
         temperature = _check_temperature(temperature)
@@ -193,13 +208,15 @@ def generate(
 
     window = context_window(model)
     if max_new_tokens >= window:
-        raise ValueError(f"max_new_tokens = {max_new_tokens} não cabe na janela de {window} tokens do modelo.")
+        raise ValueError(f"max_new_tokens = {max_new_tokens} não cabe na janela de {window} tokens "
+                         "do modelo.")
     overflow = len(ids) + max_new_tokens - window
     if overflow > 0:
         if on_overflow == "error":
             raise ValueError(
-                f"O prompt tem {len(ids)} tokens; com max_new_tokens = {max_new_tokens} passaria da janela de "
-                f"{window} tokens do modelo. Encurte o prompt ou use on_overflow='truncate'."
+                f"O prompt tem {len(ids)} tokens; com max_new_tokens = {max_new_tokens} passaria "
+                f"da janela de {window} tokens do modelo. "
+                "Encurte o prompt ou use on_overflow='truncate'."
             )
         warnings.warn(
             f"Prompt de {len(ids)} tokens + {max_new_tokens} novos passaria da janela de {window}: "

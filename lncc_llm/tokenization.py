@@ -25,7 +25,8 @@ N_VOCAB = 50257
 
 # A regex de pré-segmentação do r50k_base, copiada de tiktoken_ext/openai_public.py
 # (r50k_pat_str). Um teste confere que continua igual à do tiktoken instalado.
-R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+R50K_PATTERN = (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|"""
+                r"""\s+(?!\S)|\s""")
 
 
 class TokenizerNotAvailableError(RuntimeError):
@@ -48,7 +49,8 @@ def gpt2_bpe_path() -> Path:
         path = Path(location).joinpath(*GPT2_BPE_FILE)
         if path.is_file():
             return path
-    found = "não está instalado" if not locations else "está instalado, mas sem whisper/assets/gpt2.tiktoken"
+    found = ("não está instalado" if not locations
+             else "está instalado, mas sem whisper/assets/gpt2.tiktoken")
     raise TokenizerNotAvailableError(
         f"O pacote 'openai-whisper' {found}; ele traz o vocabulário BPE do GPT-2 usado offline. "
         f"Instale com:  {INSTALL_COMMAND}  (use --no-deps: só precisamos do arquivo, não do "

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 
 @contextlib.contextmanager
 def fixed_threads(n: int = 2):
-    """Fixa ``torch.set_num_threads(n)`` dentro do bloco ``with`` e restaura o valor anterior ao sair.
+    """Fixa ``torch.set_num_threads(n)`` dentro do bloco ``with`` e restaura o valor anterior ao
+    sair.
 
     As somas de ponto flutuante dependem de como o trabalho é repartido entre as
     *threads*; com o número fixo, o mesmo treino dá os mesmos números em máquinas
@@ -37,7 +38,8 @@ def random_batch(
     context_length: int,
     generator: torch.Generator,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sorteia ``batch_size`` janelas de ``context_length`` tokens: entradas ``x`` e alvos ``y`` (x deslocado de 1).
+    """Sorteia ``batch_size`` janelas de ``context_length`` tokens: entradas ``x`` e alvos ``y`` (x
+    deslocado de 1).
 
     ``data`` é um tensor 1-D de ids; o sorteio usa ``generator`` (da CPU), então o
     mesmo gerador dá os mesmos lotes em qualquer máquina.
@@ -57,7 +59,8 @@ def random_batch(
 
 
 def language_model_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Entropia cruzada média do próximo token: ``logits`` ``(b, n, V)`` contra ``targets`` ``(b, n)``.
+    """Entropia cruzada média do próximo token: ``logits`` ``(b, n, V)`` contra ``targets``
+    ``(b, n)``.
 
     Ver Apêndice A, seção A.11.
     """
@@ -66,7 +69,8 @@ def language_model_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Te
 
 @torch.no_grad()
 def estimate_loss(model: torch.nn.Module, batches) -> float:
-    """Perda média do modelo (em modo ``eval``, sem *dropout*) sobre uma lista fixa de lotes ``(x, y)``.
+    """Perda média do modelo (em modo ``eval``, sem *dropout*) sobre uma lista fixa de lotes
+    ``(x, y)``.
 
     Restaura o modo de treino anterior ao terminar. exp(perda) é a perplexidade.
     Ver Apêndice A, seção A.11.
@@ -92,7 +96,8 @@ def perplexity(loss: float) -> float:
 
 @torch.no_grad()
 def text_perplexity(model: torch.nn.Module, tokenizer, text: str) -> float:
-    """Perplexidade de um modelo causal do ``transformers`` sobre ``text``: exp da perda média por token.
+    """Perplexidade de um modelo causal do ``transformers`` sobre ``text``: exp da perda média por
+    token.
 
     Serve para medir esquecimento: a mesma conta, antes e depois de um ajuste fino, num texto que
     nenhum treino viu. Ver Capítulo 7, seção 7.11.

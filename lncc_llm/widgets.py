@@ -1,14 +1,14 @@
 """Exploradores interativos (ipywidgets), com uma figura estática de reserva.
 
-* ``attention_view`` / ``attention_explorer``: escolha camada e cabeça e veja o mapa de atenção e as 5
-  posições que um token mais olha (Capítulo 2);
+* ``attention_view`` / ``attention_explorer``: escolha camada e cabeça e veja o mapa de atenção e as
+  5 posições que um token mais olha (Capítulo 2);
 * ``next_token_view`` / ``next_token_explorer``: mova τ e top-p sobre a distribuição real do próximo
   token e veja o tamanho do núcleo, a entropia e o gráfico (Capítulo 4).
 
-Cada explorador chama uma função pura (``*_view``) que devolve os números da figura; o *callback* dos
-controles usa a mesma função, e os testes conferem isso sem navegador. No JupyterLab e no Colab,
-``show()`` mostra os controles; sob o nbval (``LNCC_LLM_QUIET=1``) e no livro em HTML, mostra a figura
-estática dos valores iniciais, com uma frase dizendo que ela é interativa no notebook.
+Cada explorador chama uma função pura (``*_view``) que devolve os números da figura; o *callback*
+dos controles usa a mesma função, e os testes conferem isso sem navegador. No JupyterLab e no Colab,
+``show()`` mostra os controles; sob o nbval (``LNCC_LLM_QUIET=1``) e no livro em HTML, mostra a
+figura estática dos valores iniciais, com uma frase dizendo que ela é interativa no notebook.
 """
 from __future__ import annotations
 
@@ -40,24 +40,29 @@ class AttentionView:
     top: list                          # [(posição, token, peso)], do maior peso ao menor
 
 
-def attention_view(attentions, tokens, layer: int, head: int, query: int = 0, k: int = 5) -> AttentionView:
-    """A matriz de atenção de ``(layer, head)`` e as ``k`` posições de maior peso na linha ``query``.
+def attention_view(attentions, tokens, layer: int, head: int, query: int = 0,
+                   k: int = 5) -> AttentionView:
+    """A matriz de atenção de ``(layer, head)`` e as ``k`` posições de maior peso na linha
+    ``query``.
 
     ``attentions`` é a tupla que um modelo devolve com ``output_attentions=True`` (uma entrada
     ``(lote, cabeças, n, n)`` por camada); usa o primeiro exemplo do lote.
     Ver Capítulo 2, seção 2.5.
     """
     if not 0 <= layer < len(attentions):
-        raise ValueError(f"Camada {layer} fora do intervalo: o modelo tem {len(attentions)} (0 a {len(attentions) - 1}).")
+        raise ValueError(f"Camada {layer} fora do intervalo: o modelo tem {len(attentions)} "
+                         f"(0 a {len(attentions) - 1}).")
     heads = attentions[layer].shape[1]
     if not 0 <= head < heads:
-        raise ValueError(f"Cabeça {head} fora do intervalo: a camada tem {heads} (0 a {heads - 1}).")
+        raise ValueError(f"Cabeça {head} fora do intervalo: a camada tem {heads} "
+                         f"(0 a {heads - 1}).")
     matrix = attentions[layer][0, head].detach().float().cpu().numpy()
     if not 0 <= query < matrix.shape[0]:
         raise ValueError(f"Posição de query {query} fora da sequência de {matrix.shape[0]} tokens.")
     row = matrix[query]
     order = np.argsort(-row, kind="stable")[:k]
-    return AttentionView(layer, head, matrix, query, [(int(j), tokens[j], float(row[j])) for j in order])
+    return AttentionView(layer, head, matrix, query,
+                         [(int(j), tokens[j], float(row[j])) for j in order])
 
 
 def draw_attention_view(view: AttentionView, tokens, fig=None):
@@ -102,7 +107,8 @@ class NextTokenView:
     entropy: float            # entropia de p_τ (nats)
 
 
-def next_token_view(logits, tokenizer, temperature: float, top_p: float, k: int = 15) -> NextTokenView:
+def next_token_view(logits, tokenizer, temperature: float, top_p: float,
+                    k: int = 15) -> NextTokenView:
     """A distribuição do próximo token com temperatura ``temperature`` e o núcleo de ``top_p``.
 
     Usa ``sampling.apply_temperature`` e ``sampling.top_p_filter`` (com as mesmas mensagens de erro
@@ -133,10 +139,12 @@ def draw_next_token_view(view: NextTokenView, fig=None):
     ax = fig.subplots()
     colors = ["tab:blue" if inside else "0.75" for inside in view.in_nucleus]
     ax.bar(range(len(view.tokens)), view.probs, color=colors)
-    ax.set_xticks(range(len(view.tokens)), [repr(t) for t in view.tokens], rotation=60, ha="right", fontsize=8)
+    ax.set_xticks(range(len(view.tokens)), [repr(t) for t in view.tokens], rotation=60, ha="right",
+                  fontsize=8)
     ax.set_ylabel("probabilidade")
-    ax.set_title(f"τ = {view.temperature:.2f}, p = {view.top_p:.2f}: núcleo de {view.nucleus_size} tokens, "
-                 f"entropia {view.entropy:.2f} nats", fontsize=10)
+    ax.set_title(f"τ = {view.temperature:.2f}, p = {view.top_p:.2f}: "
+                 f"núcleo de {view.nucleus_size} tokens, entropia {view.entropy:.2f} nats",
+                 fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -147,8 +155,9 @@ def draw_next_token_view(view: NextTokenView, fig=None):
 class Explorer:
     """Um explorador: controles do ipywidgets, uma função pura e a figura que ela alimenta.
 
-    ``update(**valores)`` é o *callback*: recalcula a vista e redesenha a figura. ``show()`` mostra os
-    controles no JupyterLab/Colab, ou a figura estática (valores iniciais) sob o nbval e no livro.
+    ``update(**valores)`` é o *callback*: recalcula a vista e redesenha a figura. ``show()`` mostra
+    os controles no JupyterLab/Colab, ou a figura estática (valores iniciais) sob o nbval e no
+    livro.
     Ver Capítulo 2, seção 2.5, e Capítulo 4, seção 4.10.
     """
 
@@ -194,7 +203,8 @@ class Explorer:
         return widgets.VBox([widgets.HBox(list(self.controls.values())), self._output])
 
     def show(self, interactive: bool | None = None):
-        """Mostra o explorador: interativo no notebook, estático sob o nbval (``LNCC_LLM_QUIET=1``)."""
+        """Mostra o explorador: interativo no notebook, estático sob o nbval (``LNCC_LLM_QUIET=1``).
+        """
         from IPython.display import display
 
         if interactive is None:
@@ -210,16 +220,20 @@ class Explorer:
         return None
 
 
-def attention_explorer(attentions, tokens, query: int = 0, layer: int = 0, head: int = 0, k: int = 5) -> Explorer:
-    """Explorador de atenção: menus de camada e cabeça; mapa de calor e as ``k`` posições mais olhadas.
+def attention_explorer(attentions, tokens, query: int = 0, layer: int = 0, head: int = 0,
+                       k: int = 5) -> Explorer:
+    """Explorador de atenção: menus de camada e cabeça; mapa de calor e as ``k`` posições mais
+    olhadas.
 
     Ver Capítulo 2, seção 2.5.
     """
     import ipywidgets as widgets
 
     heads = attentions[0].shape[1]
-    controls = {"layer": widgets.Dropdown(options=list(range(len(attentions))), value=layer, description="camada"),
-                "head": widgets.Dropdown(options=list(range(heads)), value=head, description="cabeça")}
+    controls = {"layer": widgets.Dropdown(options=list(range(len(attentions))), value=layer,
+                                          description="camada"),
+                "head": widgets.Dropdown(options=list(range(heads)), value=head,
+                                         description="cabeça")}
 
     def compute(layer, head):
         return attention_view(attentions, tokens, layer, head, query=query, k=k)
@@ -230,7 +244,8 @@ def attention_explorer(attentions, tokens, query: int = 0, layer: int = 0, head:
     return Explorer(compute, draw, controls, "escolha a camada e a cabeça nos menus")
 
 
-def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: float = 0.9, k: int = 15) -> Explorer:
+def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: float = 0.9,
+                        k: int = 15) -> Explorer:
     """Explorador do próximo token: controles de τ e top-p sobre logits reais do decodificador.
 
     Ver Capítulo 4, seção 4.10.
@@ -238,8 +253,8 @@ def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: floa
     import ipywidgets as widgets
 
     controls = {
-        "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1.3, max=0.6, step=0.05,
-                                              description="τ", readout_format=".2f"),
+        "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1.3, max=0.6,
+                                              step=0.05, description="τ", readout_format=".2f"),
         "top_p": widgets.FloatSlider(value=top_p, min=0.05, max=1.0, step=0.05, description="top-p",
                                      readout_format=".2f"),
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compara a velocidade do laço de geração do curso com o ``model.generate`` do transformers.
 
-Uso, da raiz do repositório:  python scripts/benchmark_geracao.py [--comprimentos 32 128 512] [--repeticoes 3]
+Uso, da raiz do repositório:
+    python scripts/benchmark_geracao.py [--comprimentos 32 128 512] [--repeticoes 3]
 
 Mede tokens/s no decodificador do curso (SmolLM2-135M-Instruct, CPU por padrão), geração
 gulosa sem parar no EOS, com o KV cache ligado e desligado, e imprime as razões medidas
@@ -23,7 +24,8 @@ PROMPT = "Large language models rely on attention mechanisms"
 
 def time_ours(model, tok, n, use_cache):
     start = time.perf_counter()
-    out = generate(model, tok, PROMPT, max_new_tokens=n, greedy=True, use_cache=use_cache, stop_at_eos=False)
+    out = generate(model, tok, PROMPT, max_new_tokens=n, greedy=True, use_cache=use_cache,
+                   stop_at_eos=False)
     elapsed = time.perf_counter() - start
     assert len(out.new_ids) == n
     return elapsed
@@ -33,8 +35,8 @@ def time_transformers(model, tok, n, use_cache):
     ids = tok(PROMPT, return_tensors="pt").to(model.device)
     start = time.perf_counter()
     with torch.no_grad():
-        out = model.generate(**ids, max_new_tokens=n, min_new_tokens=n, do_sample=False, use_cache=use_cache,
-                             pad_token_id=tok.eos_token_id)
+        out = model.generate(**ids, max_new_tokens=n, min_new_tokens=n, do_sample=False,
+                             use_cache=use_cache, pad_token_id=tok.eos_token_id)
     elapsed = time.perf_counter() - start
     assert out.shape[1] - ids["input_ids"].shape[1] == n
     return elapsed
@@ -43,7 +45,8 @@ def time_transformers(model, tok, n, use_cache):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--comprimentos", type=int, nargs="+", default=[32, 128, 512])
-    parser.add_argument("--repeticoes", type=int, default=3, help="repetições por medida (vale a mediana)")
+    parser.add_argument("--repeticoes", type=int, default=3,
+                        help="repetições por medida (vale a mediana)")
     parser.add_argument("--device", default=None)
     args = parser.parse_args()
 
@@ -52,17 +55,20 @@ def main():
     time_ours(model, tok, 4, True)  # aquecimento
     time_transformers(model, tok, 4, True)
 
-    print(f"\n{'tokens':>6} | {'nosso+cache':>11} {'hf+cache':>9} {'nosso-cache':>11} {'hf-cache':>9} | "
-          f"{'nosso/hf (cache)':>16} {'cache/sem (nosso)':>17} {'cache/sem (hf)':>14}")
+    print(f"\n{'tokens':>6} | {'nosso+cache':>11} {'hf+cache':>9} {'nosso-cache':>11} "
+          f"{'hf-cache':>9} | {'nosso/hf (cache)':>16} {'cache/sem (nosso)':>17} "
+          f"{'cache/sem (hf)':>14}")
     for n in args.comprimentos:
         rates = {}
         for name, fn, cache in [("ours_c", time_ours, True), ("hf_c", time_transformers, True),
                                 ("ours_n", time_ours, False), ("hf_n", time_transformers, False)]:
             reps = args.repeticoes if (cache or n <= 128) else 1  # sem cache em 512 tokens é lento
             rates[name] = n / statistics.median(fn(model, tok, n, cache) for _ in range(reps))
-        print(f"{n:>6} | {rates['ours_c']:>9.1f}/s {rates['hf_c']:>7.1f}/s {rates['ours_n']:>9.1f}/s "
-              f"{rates['hf_n']:>7.1f}/s | {rates['ours_c'] / rates['hf_c']:>15.2f}x "
-              f"{rates['ours_c'] / rates['ours_n']:>16.2f}x {rates['hf_c'] / rates['hf_n']:>13.2f}x")
+        print(f"{n:>6} | {rates['ours_c']:>9.1f}/s {rates['hf_c']:>7.1f}/s "
+              f"{rates['ours_n']:>9.1f}/s {rates['hf_n']:>7.1f}/s | "
+              f"{rates['ours_c'] / rates['hf_c']:>15.2f}x "
+              f"{rates['ours_c'] / rates['ours_n']:>16.2f}x "
+              f"{rates['hf_c'] / rates['hf_n']:>13.2f}x")
 
 
 if __name__ == "__main__":

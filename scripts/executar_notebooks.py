@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Reexecuta os notebooks do livro no lugar, na ordem do _toc.yml, para atualizar as saídas guardadas.
+"""Reexecuta os notebooks do livro no lugar, na ordem do _toc.yml, para atualizar as saídas
+guardadas.
 
 Uso, da raiz do repositório:  python scripts/executar_notebooks.py [trecho-do-nome ...]
 Sem argumentos, reexecuta todos. Roda como o nbval: calado (LNCC_LLM_QUIET=1) e offline.
@@ -44,13 +45,16 @@ def main(filters):
     os.environ["LNCC_LLM_QUIET"] = "1"
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.pop("MPLBACKEND", None)  # o kernel usa o backend inline do Jupyter
-    paths = [p for p in notebooks_in_toc_order() if not filters or any(f in p.name for f in filters)]
+    paths = [p for p in notebooks_in_toc_order()
+             if not filters or any(f in p.name for f in filters)]
     if not paths:
         sys.exit("Nenhum notebook encontrado no _toc.yml com esses nomes.")
     for path in paths:
         start = time.perf_counter()
         nb = nbformat.read(path, as_version=4)
-        ExecutePreprocessor(timeout=900, kernel_name="python3").preprocess(nb, {"metadata": {"path": str(path.parent)}})
+        ExecutePreprocessor(timeout=900, kernel_name="python3").preprocess(
+            nb, {"metadata": {"path": str(path.parent)}}
+        )
         nbformat.write(nb, path)
         print(f"{path.relative_to(ROOT)}: {time.perf_counter() - start:.0f} s")
 
