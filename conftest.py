@@ -1,10 +1,64 @@
 """Configuração comum do pytest: testes de unidade e nbval rodam calados e sem rede.
 
 As variáveis abaixo são herdadas pelos kernels que o nbval inicia, de modo que os
-notebooks executam como ao gerar as saídas guardadas (ver README, "Testes").
+notebooks executam como ao gerar as saídas guardadas (ver README, "Manutenção").
+
+Com o pytest-xdist (``-n 2``, o comando de testes do README), cada *worker* e os kernels que ele
+inicia usam ``núcleos // workers`` threads (uma, numa CPU de 2 núcleos): dois processos que
+disputassem os mesmos núcleos andariam mais devagar que um só. Fora do xdist nada muda, e um
+notebook rodado sozinho usa a máquina inteira. Os arquivos mais longos vão primeiro (tempos em
+``tests/duracoes.json``), para que os dois *workers* terminem juntos.
 """
+import json
 import os
+import sys
+from pathlib import Path
 
 os.environ["LNCC_LLM_QUIET"] = "1"  # sem barras de progresso nem avisos de conversão
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent
+DURATIONS = ROOT / "tests" / "duracoes.json"
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def threads_per_worker(workers: int) -> int:
+    """Threads de cada worker: os núcleos disponíveis divididos entre os workers, no mínimo 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS e Windows não têm sched_getaffinity
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, workers))
+
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _threads = threads_per_worker(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    for _name in THREAD_VARIABLES:  # lidas pelo torch ao ser importado, aqui e nos kernels do nbval
+        os.environ[_name] = str(_threads)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(_threads)
+
+
+def file_order(items, durations):
+    """Os itens agrupados por arquivo, do arquivo mais demorado ao mais rápido.
+
+    Dentro de um arquivo a ordem não muda (as células de um notebook dependem das anteriores).
+    Um arquivo sem tempo medido vai primeiro: um notebook novo costuma ser longo.
+    """
+    def seconds(item):
+        path = Path(str(item.path)).resolve()
+        try:
+            key = path.relative_to(ROOT).as_posix()
+        except ValueError:
+            return float("inf")
+        return durations.get(key, float("inf"))
+
+    return sorted(items, key=lambda item: -seconds(item))  # sorted é estável
+
+
+def pytest_collection_modifyitems(session, config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    durations = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
+    items[:] = file_order(items, durations)

@@ -1,13 +1,14 @@
 """lncc_llm: as ferramentas do livro "Large Language Models: da teoria à prática".
 
-Organizado por conceito: ``environment`` (preparação dos notebooks), ``models``
+Organizado por conceito: ``environment`` (preparação dos notebooks), ``checks`` (a linha de veredito
+de cada conta conferida), ``formatting`` (inteiros com espaço fino nos milhares), ``models``
 (modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas
 de arquitetura), ``rope`` (posições rotativas), ``moe`` (mistura de especialistas), ``sampling``
 (temperatura, top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
 offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT,
 LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma completação), ``alignment`` (DPO,
-REINFORCE e GRPO) ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
+REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
 reserva). Os capítulos importam daqui; o que o texto mostra fica no notebook.
 """
@@ -23,6 +24,13 @@ from .attention import (
     scaled_dot_product_attention,
     split_heads,
 )
+from .checks import check
+from .corpus import CharTokenizer, shakespeare_text, train_val_split
+from .diagrams import (
+    architecture_panels,
+    draw_architecture_comparison,
+    draw_update_spaces,
+)
 from .environment import (
     choose_device,
     progress,
@@ -32,15 +40,12 @@ from .environment import (
     setup_notebook,
     silence_library_noise,
 )
-from .models import (
-    CacheNotWritableError,
-    ModelNotAvailableError,
-    cache_dir,
-    load_decoder,
-    load_encoder,
+from .evaluation import (
+    judge_pair,
+    multiple_choice_accuracy,
+    near_duplicates,
+    position_consistency,
 )
-from .corpus import CharTokenizer, shakespeare_text, train_val_split
-from .diagrams import architecture_panels, draw_architecture_comparison, draw_update_spaces
 from .finetuning import (
     cpu_training_args,
     finetune,
@@ -49,12 +54,24 @@ from .finetuning import (
     style_dataset,
     style_score,
 )
-from .evaluation import judge_pair, multiple_choice_accuracy, near_duplicates, position_consistency
+from .formatting import fmt_int
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
-from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
-from .quantization import compare_to_reference, load_decoder_quantized, model_bytes, training_memory
 from .likelihood import sequence_logprob
+from .models import (
+    CacheNotWritableError,
+    ModelNotAvailableError,
+    cache_dir,
+    load_decoder,
+    load_encoder,
+)
+from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
 from .plotting import pca_2d, plot_attention, plot_pca
+from .quantization import (
+    compare_to_reference,
+    load_decoder_quantized,
+    model_bytes,
+    training_memory,
+)
 from .rope import (
     apply_rope,
     attention_logits,
@@ -69,6 +86,8 @@ from .training import fixed_threads, perplexity, text_perplexity
 
 __all__ = [
     "__version__",
+    "check",
+    "fmt_int",
     "dpo_loss",
     "grpo_advantages",
     "reinforce",

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .environment import silence_library_noise
 from .finetuning import _STYLE_ROWS, cpu_training_args, lora_config, make_trainer
 from .likelihood import masked_logprob_sums, sequence_logprob  # noqa: F401  (reexportadas)
 
@@ -257,7 +256,7 @@ def grpo_advantages(rewards, group_size: int, scale: str = "group",
 
 @dataclass
 class GRPORun:
-    """O que ``train_grpo`` devolve: o *trainer*, as recompensas e as vantagens de cada passo.
+    """O que ``grpo_trainer`` devolve: o *trainer*, as recompensas e as vantagens de cada passo.
 
     ``rewards[i]`` e ``advantages[i]`` são as listas do passo ``i``, na ordem das respostas
     (grupos consecutivos de ``num_generations``); ``completions[i]`` os textos gerados.
@@ -276,14 +275,15 @@ class GRPORun:
 
 
 def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
-               learning_rate: float = 1e-3, num_generations: int = 4, prompts_per_step: int = 2,
-               max_completion_length: int = 16, rank: int = 8, alpha: int = 16,
-               **overrides) -> GRPORun:
+                 learning_rate: float = 1e-3, num_generations: int = 4, prompts_per_step: int = 2,
+                 max_completion_length: int = 16, rank: int = 8, alpha: int = 16,
+                 **overrides) -> GRPORun:
     """Um ``GRPOTrainer`` do ``trl`` com LoRA e uma recompensa verificável, pronto para a CPU.
 
     ``reward_fn(completions, completion_ids) -> list[float]`` pontua cada resposta. A cada passo o
     *trainer* gera ``num_generations`` respostas para cada um de ``prompts_per_step`` prompts (com
-    amostragem, temperatura 1), pontua, calcula as vantagens do grupo e dá um passo. As recompensas
+    amostragem, na temperatura 1 do ``GRPOConfig``, salvo outra em ``overrides``, como
+    ``temperature=0.7``), pontua, calcula as vantagens do grupo e dá um passo. As recompensas
     e as vantagens que ele usou ficam guardadas no ``GRPORun`` (treine com
     ``run_training(run.trainer)``), para conferir com ``grpo_advantages``.
     Com os padrões do ``trl`` (``beta=0``, ``num_iterations=1``) a razão de importância é 1 e o

@@ -81,7 +81,7 @@ def padding_mask(attention_mask: torch.Tensor) -> torch.Tensor:
 
     O formato se expande sobre cabeças e queries: cada query pode olhar só para as
     chaves reais (1), nunca para ``[PAD]`` (0).
-    Ver Capítulo 2, seção 2.2.5.
+    Ver Capítulo 2, seção 2.2.
     """
     if attention_mask.dim() != 2:
         raise ValueError(
@@ -94,7 +94,7 @@ def additive_mask(attention_mask: torch.Tensor, dtype: torch.dtype = torch.float
     """A máscara na forma do texto: 0 onde ``attention_mask`` é 1 e −∞ onde é 0, pronta para somar
     aos escores.
 
-    Ver Capítulo 2, seção 2.2.5.
+    Ver Capítulo 2, seção 2.2.
     """
     zeros = torch.zeros(attention_mask.shape, dtype=dtype, device=attention_mask.device)
     return zeros.masked_fill(attention_mask == 0, float("-inf"))
@@ -113,7 +113,7 @@ def causal_mask(n: int, device: torch.device | str | None = None) -> torch.Tenso
 def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
     """Reparte ``(batch, n, d)`` em ``(batch, cabeças, n, d/cabeças)``.
 
-    Ver Capítulo 2, seção 2.7.3.
+    Ver Capítulo 2, seção 2.7.
     """
     if x.dim() != 3:
         raise ValueError(f"Esperava um tensor (batch, n, d); recebi forma {tuple(x.shape)}.")
@@ -126,7 +126,7 @@ def split_heads(x: torch.Tensor, n_heads: int) -> torch.Tensor:
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
     """Concatena as cabeças: ``(batch, cabeças, n, d_h)`` volta a ``(batch, n, cabeças·d_h)``.
 
-    Ver Capítulo 2, seção 2.7.3.
+    Ver Capítulo 2, seção 2.7.
     """
     if x.dim() != 4:
         raise ValueError("Esperava um tensor (batch, cabeças, n, d_h); "
@@ -148,7 +148,7 @@ def multi_head_attention(
     As projeções são funções (por exemplo, as ``nn.Linear`` ``query``/``key``/``value``
     de uma camada do BERT). Devolve ``(concatenação (batch, n, d), pesos (batch, cabeças, n, n))``,
     ainda sem a projeção de saída W_O.
-    Ver Capítulo 2, seção 2.7.3.
+    Ver Capítulo 2, seção 2.7.
     """
     q = split_heads(project_q(x), n_heads)
     k = split_heads(project_k(x), n_heads)

@@ -14,7 +14,6 @@ português, 135 M de parâmetros mal formam frases, e o estilo não teria o que 
 """
 from __future__ import annotations
 
-import contextlib
 import shutil
 import tempfile
 import textwrap

@@ -224,16 +224,25 @@ def convert_decoder(target: Path | None = None) -> Path:
 def ensure_decoder_cache() -> Path:
     """Devolve a pasta convertida do decodificador, convertendo (ou reconstruindo) quando preciso.
 
+    Dois processos podem chegar aqui juntos com o cache vazio (os dois *workers* do comando de
+    testes, dois notebooks abertos): um trava o arquivo ``.<pasta>.lock`` e converte; o outro
+    espera e, ao entrar, encontra a pasta pronta. Sem a trava, um apagaria a pasta parcial do outro.
     Ver Capítulo 4, seção 4.5.
     """
+    from filelock import FileLock
+
     target = decoder_cache_path()
     if is_complete_cache(target):
         return target
-    if target.exists():
-        _status(f"Cache incompleto em {target} (conversão interrompida?): reconstruindo.")
-    for stale in target.parent.glob(f".{target.name}.parcial-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    return convert_decoder(target)
+    with FileLock(str(target.parent / f".{target.name}.lock")):
+        if is_complete_cache(target):  # outro processo converteu enquanto esperávamos
+            return target
+        if target.exists():
+            _status(f"Cache incompleto em {target} (conversão interrompida?): reconstruindo.")
+        # Sob a trava, só pastas parciais de conversões interrompidas podem existir.
+        for stale in target.parent.glob(f".{target.name}.parcial-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        return convert_decoder(target)
 
 
 # ---------------------------------------------------------------------------- carregadores públicos

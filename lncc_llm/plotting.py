@@ -79,7 +79,7 @@ def plot_attention(
 def pca_2d(vectors) -> np.ndarray:
     """Projeta vetores ``(n, d)`` nas duas primeiras componentes principais (sinal determinístico).
 
-    Ver Capítulo 2, seção 2.4.7.
+    Ver Capítulo 2, seção 2.4.
     """
     from sklearn.decomposition import PCA
 
@@ -110,7 +110,7 @@ def label_boxes_overlap(ax) -> list[tuple[int, int]]:
     nenhum).
 
     Serve para conferir que rótulos de um gráfico não ficaram uns sobre os outros.
-    Ver Capítulo 2, seção 2.4.7.
+    Ver Capítulo 2, seção 2.4.
     """
     renderer = ax.figure.canvas.get_renderer()
     boxes = [t.get_window_extent(renderer) for t in ax.texts]
@@ -165,7 +165,7 @@ def plot_pca(vectors, labels: Sequence[str], ax=None, title: str | None = None,
 
     Rótulos que cairiam uns sobre os outros (pontos próximos na projeção) são levados para outro
     lado do ponto. Devolve ``(ax, coordenadas)``, com as coordenadas ``(n, 2)`` usadas no gráfico.
-    Ver Capítulo 2, seção 2.4.7.
+    Ver Capítulo 2, seção 2.4.
     """
     import matplotlib.pyplot as plt
 

@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 import torch
 
-
 # ----------------------------------------------------------------------------- validação
 
 

@@ -11,7 +11,6 @@ import torch
 from lncc_llm import finetuning as ft
 
 
-
 @pytest.fixture(scope="module")
 def batch4():
     """Quatro linhas: um passo com lote 4 usa exatamente estas."""

@@ -6,9 +6,15 @@ import time
 import pytest
 import torch
 
-from lncc_llm import CacheNotWritableError, ModelNotAvailableError, cache_dir, load_decoder, load_encoder
-from lncc_llm import models
-from tests.conftest import TEDDY, TEDDY_IDS
+from lncc_llm import (
+    CacheNotWritableError,
+    ModelNotAvailableError,
+    cache_dir,
+    load_decoder,
+    load_encoder,
+    models,
+)
+from tests.conftest import TEDDY_IDS
 
 
 def test_encoder_is_course_minilm_with_eager_attention(encoder, teddy_inputs):
@@ -143,6 +149,43 @@ def test_half_written_cache_is_rebuilt_not_loaded(monkeypatch, tmp_path):
     assert calls == [target] and not stale.exists()
     assert (target / "model.safetensors").read_bytes() == b"pesos completos"
     assert models.ensure_decoder_cache() == target and len(calls) == 1  # completo: não reconverte
+
+
+def test_two_processes_on_an_empty_cache_convert_once(monkeypatch, tmp_path):
+    # Os dois workers do comando de testes abrem o cache vazio ao mesmo tempo (a CI começa assim).
+    # Sem a trava, o segundo apagava a pasta parcial do primeiro e os dois convertiam.
+    import threading
+    import time
+
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path))
+    target = tmp_path / models.DECODER_CACHE_NAME
+    calls, errors, results = [], [], []
+
+    def slow_convert(path):  # como a real: escreve numa pasta parcial e renomeia no fim
+        calls.append(path)
+        partial = path.parent / f".{path.name}.parcial-{threading.get_ident()}"
+        partial.mkdir()
+        time.sleep(0.5)  # o outro processo chega durante a conversão
+        assert partial.exists(), "a pasta parcial sumiu no meio da conversão"
+        _fake_complete(partial, b"pesos")
+        partial.rename(path)
+        return path
+
+    def worker():
+        try:
+            results.append(models.ensure_decoder_cache())
+        except Exception as err:  # o teste quer ver qualquer falha
+            errors.append(err)
+
+    monkeypatch.setattr(models, "convert_decoder", slow_convert)
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+        time.sleep(0.1)
+    for t in threads:
+        t.join()
+    assert not errors and results == [target, target] and len(calls) == 1
+    assert models.is_complete_cache(target)
 
 
 def test_conversion_reproduces_gguf_logits_exactly(monkeypatch, tmp_path):

@@ -1,6 +1,7 @@
 """Testes do projeto: versões fixadas, README/CI coerentes e convenções dos notebooks."""
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,40 @@ def test_readme_quick_start_has_exactly_two_commands():
     assert "--nbval" in tests and "tests" in tests.split() and "book" in tests.split()
 
 
+def test_readme_test_command_lints_and_runs_on_two_workers_one_notebook_each():
+    _, tests = readme_commands()
+    lint, _, pytest_cmd = tests.partition(" && ")
+    assert lint.strip() == "ruff check .", "o linter roda antes dos testes, e a CI falha se ele falhar"
+    args = pytest_cmd.split()
+    assert args[args.index("-n") + 1] == "2"
+    # loadfile: um notebook inteiro num worker só (um kernel, células em ordem); sem reordenar,
+    # vale a ordem do conftest.py (os arquivos mais longos primeiro).
+    assert args[args.index("--dist") + 1] == "loadfile" and "--no-loadscope-reorder" in args
+
+
+def test_linter_and_xdist_are_pinned_where_the_command_needs_them():
+    req = _pins((ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
+    assert {"ruff", "pytest-xdist", "filelock"} <= set(req)
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["ruff"]["line-length"] == 100
+    assert set(config["tool"]["ruff"]["lint"]["select"]) >= {"F", "I", "E501"}
+
+
+def test_licence_file_matches_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+
+
+def test_durations_file_names_files_that_exist():
+    """tests/duracoes.json ordena os arquivos no xdist; um nome velho não quebra nada, mas engana."""
+    durations = json.loads((ROOT / "tests" / "duracoes.json").read_text(encoding="utf-8"))
+    missing = [name for name in durations if not (ROOT / name).exists()]
+    assert not missing, f"arquivos que não existem mais (rode scripts/duracoes.py --gravar): {missing}"
+    assert all(isinstance(s, int) and s >= 0 for s in durations.values())
+
+
 def test_ci_runs_the_readme_commands_after_pinned_torch():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "torch==2.13.0" in ci and "inicio-rapido" in ci
@@ -109,7 +144,7 @@ def test_public_api_has_pt_br_docstrings_pointing_to_the_book():
         if not (inspect.isfunction(obj) or inspect.isclass(obj)):
             continue
         doc = inspect.getdoc(obj) or ""
-        if not re.search(r"Ver (Capítulo|Apêndice)", doc):
+        if not re.search(r"Ver (Capítulo|Apêndice|Introdução)", doc):
             missing.append(name)
     assert not missing, f"sem docstring que aponte o capítulo: {missing}"
 

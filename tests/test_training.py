@@ -5,7 +5,13 @@ import pytest
 import torch
 
 from lncc_llm.gpt import GPTConfig, GPTModel
-from lncc_llm.training import estimate_loss, fixed_threads, language_model_loss, perplexity, random_batch
+from lncc_llm.training import (
+    estimate_loss,
+    fixed_threads,
+    language_model_loss,
+    perplexity,
+    random_batch,
+)
 
 
 def test_fixed_threads_sets_and_restores():
