@@ -14,6 +14,7 @@ Os dois carregadores também aceitam um nome do Hugging Face Hub (por exemplo
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import json
@@ -172,6 +173,26 @@ def _status(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
 
+@contextlib.contextmanager
+def _quiet_gguf_reader():
+    """Cala a barra que o ``transformers`` mostra ao ler o GGUF, quando ``LNCC_LLM_QUIET=1``.
+
+    O leitor de GGUF chama ``tqdm.auto`` direto, sem opção para desligá-la; num kernel ela vira um
+    *widget*, que o nbval veria como saída do primeiro capítulo a carregar o decodificador.
+    """
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    original = getattr(gguf_utils, "tqdm", None)
+    if not progress_quiet() or original is None:
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
+
+
 def convert_decoder(target: Path | None = None) -> Path:
     """Converte o GGUF do SmolLM2 em uma pasta ``safetensors`` (pesos fp32 + tokenizador), de forma
     atômica.
@@ -192,12 +213,16 @@ def convert_decoder(target: Path | None = None) -> Path:
     _status("Convertendo o SmolLM2-135M-Instruct de GGUF para safetensors "
             "(só na primeira vez, ~40 s)…")
     start = time.perf_counter()
-    if not progress_quiet():
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    if progress_quiet():  # nbval e executar_notebooks.py: nenhuma barra
+        hf_logging.disable_progress_bar()
+    else:  # no JupyterLab, a conversão de ~40 s mostra o progresso
         hf_logging.enable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        gguf_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
-                                                          dtype=torch.float32)
+        with _quiet_gguf_reader():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            gguf_model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                              dtype=torch.float32)
         config_dict = gguf_model.config.to_dict()
         config_dict.pop("quantization_config", None)
         config_dict.pop("_model_name_or_path", None)
@@ -214,7 +239,10 @@ def convert_decoder(target: Path | None = None) -> Path:
             shutil.rmtree(target)
         os.replace(tmp, target)
     finally:
-        hf_logging.disable_progress_bar()
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
+        else:
+            hf_logging.disable_progress_bar()
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     _status(f"Conversão concluída em {time.perf_counter() - start:.0f} s: {target}")

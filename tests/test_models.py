@@ -188,11 +188,30 @@ def test_two_processes_on_an_empty_cache_convert_once(monkeypatch, tmp_path):
     assert models.is_complete_cache(target)
 
 
-def test_conversion_reproduces_gguf_logits_exactly(monkeypatch, tmp_path):
+def test_quiet_gguf_reader_disables_and_restores_the_transformers_bar(monkeypatch):
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    original = gguf_utils.tqdm
+    monkeypatch.setenv("LNCC_LLM_QUIET", "1")
+    with models._quiet_gguf_reader():
+        assert gguf_utils.tqdm is not original
+        assert list(gguf_utils.tqdm(range(3))) == [0, 1, 2]  # ainda itera, só não mostra
+        assert gguf_utils.tqdm(range(3)).disable
+    assert gguf_utils.tqdm is original
+    monkeypatch.setenv("LNCC_LLM_QUIET", "0")  # no JupyterLab a barra fica
+    with models._quiet_gguf_reader():
+        assert gguf_utils.tqdm is original
+
+
+def test_conversion_reproduces_gguf_logits_exactly(monkeypatch, tmp_path, capfd):
     # A conversão real, numa pasta nova: o modelo salvo dá os mesmos logits do GGUF.
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     target = models.convert_decoder(tmp_path / "convertido")
+    # Sob LNCC_LLM_QUIET=1 (conftest.py) a conversão não escreve nada: num kernel do nbval, a barra
+    # do leitor de GGUF seria uma saída a mais na célula que carrega o decodificador.
+    out, err = capfd.readouterr()
+    assert out == "" and "Converting" not in err and err == "", err[-300:]
     assert models.is_complete_cache(target)
     assert not list(tmp_path.glob(".*parcial*"))  # nada de pastas temporárias esquecidas
     gguf = models.decoder_gguf_path()
