@@ -35,7 +35,7 @@ def threads_per_worker(workers: int) -> int:
 if os.environ.get("PYTEST_XDIST_WORKER"):
     _threads = threads_per_worker(int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
     for _name in THREAD_VARIABLES:  # lidas pelo torch ao ser importado, aqui e nos kernels do nbval
-        os.environ[_name] = str(_threads)
+        os.environ[_name] = str(_threads)  # mesmo se já definidas: dois workers não podem disputar
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(_threads)
 
@@ -44,15 +44,16 @@ def file_order(items, durations):
     """Os itens agrupados por arquivo, do arquivo mais demorado ao mais rápido.
 
     Dentro de um arquivo a ordem não muda (as células de um notebook dependem das anteriores).
-    Um arquivo sem tempo medido vai primeiro: um notebook novo costuma ser longo.
+    Um notebook sem tempo anotado vai primeiro (costuma ser longo); um arquivo de teste sem tempo,
+    por último.
     """
     def seconds(item):
         path = Path(str(item.path)).resolve()
         try:
             key = path.relative_to(ROOT).as_posix()
         except ValueError:
-            return float("inf")
-        return durations.get(key, float("inf"))
+            key = path.name
+        return durations.get(key, float("inf") if key.endswith(".ipynb") else 0.0)
 
     return sorted(items, key=lambda item: -seconds(item))  # sorted é estável
 

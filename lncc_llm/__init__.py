@@ -7,10 +7,10 @@ de arquitetura), ``rope`` (posições rotativas), ``moe`` (mistura de especialis
 (temperatura, top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
 offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT,
-LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma completação), ``alignment`` (DPO,
+LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma continuação), ``alignment`` (DPO,
 REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
-reserva). Os capítulos importam daqui; o que o texto mostra fica no notebook.
+reserva). Os capítulos importam daqui; o que o texto-base mostra fica no notebook.
 """
 __version__ = "0.1.0"
 

@@ -23,8 +23,11 @@ def fmt_int(value, sep: str = THIN_SPACE) -> str:
     ponto flutuante (arredonde antes, com ``round(x)``, se o valor for mesmo inteiro).
     Ver Introdução, seção "Como ler as saídas".
     """
-    if isinstance(value, bool):
-        raise TypeError(f"fmt_int formata inteiros; recebi o booleano {value!r}.")
+    if isinstance(value, bool) or str(getattr(value, "dtype", "")) in {"bool", "torch.bool"}:
+        raise TypeError(
+            f"fmt_int formata inteiros; recebi o booleano {value!r}. Para contar verdadeiros, "
+            "some antes: fmt_int(int(mascara.sum()))."
+        )
     try:
         number = operator.index(value)
     except TypeError:

@@ -7,6 +7,7 @@ import torch
 
 from lncc_llm import check
 from lncc_llm.checks import FAIL_MARK, PASS_MARK
+from lncc_llm.formatting import THIN_SPACE as T
 
 
 def verdict(capsys, *args, **kwargs):
@@ -35,18 +36,18 @@ def test_identical_floats_report_zero(capsys):
 
 def test_a_deviation_above_the_tolerance_fails_with_the_same_kind_of_line(capsys):
     message = failure("Z à mão = Z do modelo", [1.0, 2.0], [1.0, 2.03])
-    assert message == "✗ Z à mão = Z do modelo (máx |Δ| 3e-02 > atol 1e-05)"
+    assert message == "✗ Z à mão = Z do modelo (máx |Δ| 3.0e-02 > atol 1e-05)"
     assert capsys.readouterr().out == "", "uma conferência que falha não imprime ✓"
 
 
 def test_tolerance_is_absolute_plus_relative_like_allclose(capsys):
     big = torch.tensor([1000.0, -2000.0])
     near = big + torch.tensor([0.5, -0.5])
-    assert failure("logits", near, big) == f"{FAIL_MARK} logits (máx |Δ| 5e-01 > atol 1e-05)"
+    assert failure("logits", near, big) == f"{FAIL_MARK} logits (máx |Δ| 5.0e-01 > atol 1e-05)"
     verdict(capsys, "logits", near, big, rtol=1e-3)
     assert torch.allclose(near, big, rtol=1e-3, atol=1e-5)  # a mesma regra do torch
     assert not torch.allclose(near, big, rtol=1e-4, atol=1e-5)
-    assert failure("logits", near, big, rtol=1e-4) == "✗ logits (máx |Δ| 5e-01 > atol 1e-05 + rtol 1e-04·|ref|)"
+    assert failure("logits", near, big, rtol=1e-4) == "✗ logits (máx |Δ| 5.0e-01 > atol 1e-05 + rtol 0.0001·|ref|)"
 
 
 def test_the_tolerance_boundary_is_inclusive(capsys):
@@ -78,9 +79,9 @@ def test_integers_and_token_ids_are_compared_exactly(capsys):
     assert verdict(capsys, "ids do texto-base", torch.tensor(ids), ids) == "✓ ids do texto-base (idênticos)"
     wrong = ids.copy()
     wrong[4] = 4563
-    assert failure("ids", wrong, ids) == "✗ ids (diferem em 1 de 11 valores; na posição (4,): 4563 ≠ 4562)"
+    assert failure("ids", wrong, ids) == f"✗ ids (diferem em 1 de 11 valores; na posição (4,): 4{T}563 ≠ 4{T}562)"
     # Inteiros não têm tolerância: 1 de diferença falha mesmo com atol grande.
-    assert failure("contagem", 124_439_808, 124_439_809, atol=10) == "✗ contagem (124439808 ≠ 124439809)"
+    assert failure("contagem", 124_439_808, 124_439_809, atol=10) == f"✗ contagem (124{T}439{T}808 ≠ 124{T}439{T}809)"
     assert verdict(capsys, "contagem", np.int64(124_439_808), 124_439_808) == "✓ contagem (idênticos)"
     assert failure("verdade", True, False) == "✗ verdade (True ≠ False)"
     failure("matriz", np.eye(2, dtype=int), np.zeros((2, 2), dtype=int))
@@ -91,7 +92,8 @@ def test_floats_against_integers_use_the_tolerance(capsys):
         "(máx |Δ| 1e-07)")
 
 
-def test_low_precision_tensors_are_compared_in_float64(capsys):
+def test_low_precision_tensors_which_numpy_cannot_hold(capsys):
+    # O NumPy não tem bf16: sem a conversão, o tensor nem chegaria à comparação.
     x = torch.tensor([0.1, 0.2, 0.3], dtype=torch.bfloat16)
     verdict(capsys, "bf16", x, x.float(), atol=0)
     failure("bf16 contra o fp32 original", x, torch.tensor([0.1, 0.2, 0.3]), atol=1e-6)
@@ -105,7 +107,8 @@ def test_texts_are_compared_exactly(capsys):
     assert verdict(capsys, "config", {"r": 8, "alvos": ["q", "v"]}, {"r": 8, "alvos": ["q", "v"]}).endswith(
         "(idênticos)")
     failure("config", {"r": 8}, {"r": 16})
-    failure("número contra texto", [1, 2], ["1", "2"])
+    assert failure("número contra texto", [1, 2], ["1", "2"]) == "✗ número contra texto (tipos diferentes: textos e números)"
+    failure("lista mista", ["a", 1], ["a", "1"])  # o NumPy viraria as duas listas em textos iguais
     long_text = "x" * 200
     assert len(failure("longo", long_text, long_text + "y")) < 200, "o motivo mostra os valores cortados"
 
@@ -136,10 +139,65 @@ def test_bad_inputs_get_a_pt_br_error():
         check("", True)
     with pytest.raises(TypeError, match="descrição em texto"):
         check(torch.ones(2), torch.ones(2))
-    with pytest.raises(ValueError, match="Nada a comparar"):
-        check("vazio", [], [])
-    with pytest.raises(ValueError, match="não podem ser negativas"):
-        check("tol", [1.0], [1.0], atol=-1)
+    for bad in (-1, math.nan, math.inf, "1e-5"):
+        with pytest.raises(ValueError, match="finito e não negativo"):
+            check("tol", [1.0], [1.0], atol=bad)
+    with pytest.raises(TypeError, match="geradores"):
+        check("gerador", (x for x in [1.0]), [1.0])
+
+
+def test_booleans_never_agree_with_numbers():
+    # True == 1 no Python, e o NumPy promoveria [True] a [1.0]: aqui são tipos diferentes.
+    assert failure("verdade", True, 1) == "✗ verdade (tipos diferentes: booleanos e números)"
+    failure("máscara", [True, False], [1, 0])
+    failure("máscara", torch.tensor([True]), [1.0])
+
+
+def test_empty_values_of_the_same_shape_agree_and_say_so(capsys):
+    assert verdict(capsys, "nenhuma duplicata", [], []) == "✓ nenhuma duplicata (os dois vazios)"
+    assert verdict(capsys, "vazio", torch.empty(0, 3), np.empty((0, 3))) == "✓ vazio (os dois vazios)"
+    assert failure("vazio contra algo", [], [1.0]) == "✗ vazio contra algo (formas diferentes: (0,) e (1,))"
+
+
+def test_the_failure_line_never_looks_like_a_pass():
+    # Com um algarismo só, 1.04e-5 > 1e-5 sairia "1e-05 > atol 1e-05".
+    assert failure("x", [0.0], [1.04e-5]) == "✗ x (máx |Δ| 1.0e-05 > atol 1e-05)"
+
+
+def test_tuples_lists_and_dicts_are_checked_part_by_part(capsys):
+    gen = torch.Generator().manual_seed(0)
+    out, weights = torch.randn(2, 3, generator=gen), torch.softmax(torch.randn(2, 2, generator=gen), -1)
+    # O que multi_head_attention devolve: uma tupla de dois tensores de formas diferentes.
+    line = verdict(capsys, "saída e pesos", (out + 1e-7, weights), (out, weights.clone()))
+    assert line == "✓ saída e pesos (máx |Δ| 1e-07)"
+    assert failure("saída e pesos", (out, weights + 0.1), (out, weights)) == (
+        "✗ saída e pesos ([1]: máx |Δ| 1.0e-01 > atol 1e-05)")
+    assert failure("partes", (out,), (out, weights)) == "✗ partes (comprimentos diferentes: 1 e 2)"
+    # Listas de tensores com gradiente, em bf16, contra um tensor empilhado.
+    layers = [torch.ones(2, requires_grad=True), torch.zeros(2, dtype=torch.bfloat16)]
+    assert verdict(capsys, "camadas", layers, torch.tensor([[1.0, 1.0], [0.0, 0.0]])).endswith("(máx |Δ| 0)")
+    nested = [[torch.ones(2)], [torch.zeros(3)]]  # irregular: parte a parte
+    assert verdict(capsys, "aninhado", nested, [[np.ones(2)], [np.zeros(3)]]).endswith("(máx |Δ| 0)")
+    assert "[1][0]: formas diferentes" in failure("aninhado", nested, [[np.ones(2)], [np.zeros(4)]])
+    stats = {"perda": torch.tensor(0.6931), "passos": 8}
+    assert verdict(capsys, "registro", stats, {"perda": math.log(2), "passos": 8}, atol=1e-4).endswith(
+        "(máx |Δ| 5e-05)")
+    assert failure("registro", stats, {"perda": math.log(2), "passos": 9}, atol=1e-4) == (
+        "✗ registro (['passos']: 8 ≠ 9)")
+    assert "chaves diferentes" in failure("registro", stats, {"perda": 0.69})
+    assert "tipos diferentes: dict e list" in failure("registro", stats, [0.69, 8])
+
+
+def test_complex_numbers_use_the_tolerance(capsys):
+    z = torch.polar(torch.ones(3), torch.tensor([0.0, 1.0, 2.0]))
+    ref = np.exp(1j * np.array([0.0, 1.0, 2.0]))
+    assert verdict(capsys, "rotação", z, ref).startswith("✓ rotação (máx |Δ|")
+    failure("rotação conjugada", z.conj(), ref)
+
+
+def test_what_it_cannot_compare_gets_a_pt_br_error():
+    with pytest.raises(TypeError, match="não sabe comparar"):
+        check("objeto", [torch.ones(2)], 3.0)
 
 
 def test_returns_nothing_so_a_cell_prints_only_the_verdict(capsys):

@@ -48,10 +48,12 @@ def test_refuses_what_is_not_an_integer_with_the_fix(value):
         fmt_int(value)
 
 
-def test_refuses_booleans():
-    # bool é um int no Python; True → "1" seria um veredito impresso como número.
+@pytest.mark.parametrize("flag", [True, np.bool_(True), torch.tensor(True)])
+def test_refuses_booleans(flag):
+    # bool é um int no Python (e o torch aceita um tensor bool como índice): True → "1" seria um
+    # veredito impresso como número.
     with pytest.raises(TypeError, match="booleano"):
-        fmt_int(True)
+        fmt_int(flag)
 
 
 def test_the_error_for_a_float_says_how_to_fix_it():

@@ -10,8 +10,10 @@ motivo; o teste falha também quando uma delas passa a funcionar, para que saia 
 """
 import ast
 import functools
+import io
 import json
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -23,17 +25,25 @@ PACKAGE = ROOT / "lncc_llm"
 ID = r"(?:\d+|[A-Z](?![\wÀ-ÿ]))"  # 7 ou A (mas não o "A" de "A pode")
 SEC = r"(?:\d+|[A-Z])(?:\.\d+)+"  # 7.4.9 ou A.11
 JOIN = r"\s*(?:,|\be\b|\ba\b|–|-)\s*"
-CHAPTERS = re.compile(rf"\b(Capítulos?|Apêndices?|Introdução)(?:\s+({ID}(?:{JOIN}{ID})*))?")
-SECTIONS = re.compile(rf"(?:\b[Ss]eç(?:ão|ões)|§§?)\s*(?:({SEC}(?:{JOIN}{SEC})*)|[\"“]([^\"”]+)[\"”])")
+# Singular leva um número só ("Capítulo 9, 12 passos" não cita um Capítulo 12); plural, uma lista.
+CHAPTERS = re.compile(rf"\b(?:(Capítulo|Apêndice)\s+({ID})|(Capítulos|Apêndices)\s+({ID}(?:{JOIN}{ID})*)"
+                      rf"|(Introdução))")
+SECTIONS = re.compile(rf"(?:\b[Ss]eção\s*({SEC})|\b[Ss]eções\s*({SEC}(?:{JOIN}{SEC})*)|§\s*({SEC})"
+                      rf"|§§\s*({SEC}(?:{JOIN}{SEC})*)|\b[Ss]eção\s+[\"“]([^\"”]+)[\"”])"
+                      rf"(?:\s+d[oa]\s+(Capítulo|Apêndice)\s+({ID}))?")
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.M)
 HEADING_NUMBER = re.compile(rf"^({SEC})(?:\s+(a|e)\s+({SEC}))?\s+")
-FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$")
 
 # Referências que apontam para nada hoje, com a issue que as conserta. Chave: (arquivo, referência).
 KNOWN_BROKEN = {
-    ("book/cap05_prompting_icl.ipynb", "seção 5.2"): (
-        "célula 0, 'os objetivos da atividade (a seção 5.2 do texto)': número de seção do texto-base, "
-        "que o livro não tem; a issue dos Capítulos 4–5 leva a comparação para um quadro recolhido"
+    ("book/cap05_prompting_icl.ipynb", "célula 0", "seção 5.2"): (
+        "'os objetivos da atividade (a seção 5.2 do texto)': número de seção do texto-base, que o livro "
+        "não tem; a issue dos Capítulos 4–5 leva a comparação para um quadro recolhido"
+    ),
+    ("book/cap05_prompting_icl.ipynb", "célula 24 (comentário)", "seção 5.6.2"): (
+        "'# saída do texto, seção 5.6.2': numeração do texto-base num comentário de código; "
+        "mesma issue"
     ),
 }
 
@@ -51,7 +61,34 @@ KNOWN_BROKEN_TOPICS = {
 
 
 def _strip_fences(text):
-    return FENCE.sub("", text)
+    """O markdown sem os blocos de código; o corpo das diretivas (```{admonition}, :::{note}) fica.
+
+    As comparações com o texto-base e as soluções vão em quadros recolhidos: as referências deles
+    também têm de apontar títulos que existem.
+    """
+    kept, stack = [], []  # stack: (marcador, é código?)
+    for line in text.splitlines():
+        m = FENCE_LINE.match(line)
+        if m:
+            fence, info = m.group(1), m.group(2).strip()
+            if stack and not info and fence[0] == stack[-1][0][0] and len(fence) >= len(stack[-1][0]):
+                stack.pop()  # fecha o bloco aberto mais recente
+                continue
+            if not (stack and stack[-1][1]):  # dentro de código, uma cerca nova é só texto
+                stack.append((fence, not info.startswith("{")))
+                continue
+        if not (stack and stack[-1][1]):
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def _comments(code):
+    """Os comentários de uma célula de código, inteiros ou no fim da linha (onde também se cita seção)."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+        return "\n".join(t.string.lstrip("#") for t in tokens if t.type == tokenize.COMMENT)
+    except (tokenize.TokenError, SyntaxError):  # mágicas do IPython e afins: linhas que começam por #
+        return "\n".join(ln.split("#", 1)[1] for ln in code.splitlines() if ln.lstrip().startswith("#"))
 
 
 def _plain(text):
@@ -64,17 +101,25 @@ def book_pages():
     pages = {}
     for path in sorted(BOOK.glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        pages[path] = [(i, _strip_fences("".join(c["source"])))
+        pages[path] = [(f"célula {i}", _strip_fences("".join(c["source"])))
                        for i, c in enumerate(cells) if c["cell_type"] == "markdown"]
+        pages[path] += [(f"célula {i} (comentário)", _comments("".join(c["source"])))
+                        for i, c in enumerate(cells) if c["cell_type"] == "code"]
     for path in sorted(BOOK.glob("*.md")):
-        pages[path] = [(0, _strip_fences(path.read_text(encoding="utf-8")))]
+        pages[path] = [("página", _strip_fences(path.read_text(encoding="utf-8")))]
     return {str(p.relative_to(ROOT)): cells for p, cells in pages.items()}
 
 
 def chapter_id(title):
-    """'Capítulo 4 — …' → '4'; 'Apêndice A — …' → 'A'; a página inicial → 'Introdução'."""
-    m = re.match(r"(?:Capítulo|Apêndice)\s+(\d+|[A-Z])\b", title)
-    return m.group(1) if m else None
+    """'Capítulo 4 — …' → 'Capítulo 4'; 'Apêndice A — …' → 'Apêndice A'; senão None."""
+    m = re.match(r"(Capítulo|Apêndice)\s+(\d+|[A-Z])\b", title)
+    return f"{m.group(1)} {m.group(2)}" if m else None
+
+
+def owner_of(number):
+    """'7.4.9' → 'Capítulo 7'; 'A.11' → 'Apêndice A'."""
+    head = number.split(".", 1)[0]
+    return f"Capítulo {head}" if head.isdigit() else f"Apêndice {head}"
 
 
 def _expand(first, how, last):
@@ -88,20 +133,13 @@ def _expand(first, how, last):
     return [f"{head}.{k}" for k in range(int(a), int(b) + 1)]
 
 
-@functools.lru_cache(maxsize=1)
-def book_headings():
-    """{capítulo: {'numbers': {seções numeradas}, 'titles': {títulos sem número}}}."""
+def index_headings(titles_by_chapter):
+    """{'Capítulo 4': [títulos]} → {'Capítulo 4': {'numbers', 'titles', 'headings'}}."""
     index = {}
-    for name, cells in book_pages().items():
-        text = "\n".join(src for _, src in cells)
-        titles = HEADING.findall(text)
-        if not titles:
-            continue
-        chapter = "Introdução" if name == "book/intro.md" else chapter_id(titles[0])
-        if chapter is None:
-            continue
-        entry = index.setdefault(chapter, {"numbers": set(), "titles": set(), "headings": titles})
+    for chapter, titles in titles_by_chapter.items():
+        entry = index.setdefault(chapter, {"numbers": set(), "titles": set(), "headings": []})
         for title in titles:
+            entry["headings"].append(title)
             m = HEADING_NUMBER.match(title)
             if m:
                 entry["numbers"].update(_expand(m.group(1), m.group(2), m.group(3)))
@@ -110,10 +148,21 @@ def book_headings():
     return index
 
 
+@functools.lru_cache(maxsize=1)
+def book_headings():
+    """Os títulos de cada capítulo do livro, indexados por ``index_headings``."""
+    titles_by_chapter = {}
+    for name, cells in book_pages().items():
+        text = "\n".join(src for where, src in cells if not where.endswith("(comentário)"))
+        titles = HEADING.findall(text)
+        chapter = "Introdução" if name == "book/intro.md" else (chapter_id(titles[0]) if titles else None)
+        if chapter:
+            titles_by_chapter.setdefault(chapter, []).extend(titles)
+    return index_headings(titles_by_chapter)
+
+
 def _ids(group):
-    """'4, 6, 9' → 4, 6, 9; '1–3' ou '4 a 6' → 1, 2, 3 (capítulos) ou 4, 5, 6; 'A' → A."""
-    if not group:
-        return []
+    """'4, 6, 9' → 4, 6, 9; '1–3' ou '4 a 6' → 1, 2, 3 ou 4, 5, 6; 'A' → A."""
     parts = re.split(rf"({JOIN})", group)
     ids = [parts[0]]
     for sep, item in zip(parts[1::2], parts[2::2]):
@@ -135,45 +184,62 @@ def _sections(group):
     return out
 
 
-def references(text):
-    """Cada referência de um texto: (trecho citado, problema ou None), com o capítulo citado antes."""
+def _chapter_labels(m):
+    """Os capítulos de uma menção: ['Capítulo 4'], ['Capítulo 4', 'Capítulo 6'] ou ['Introdução']."""
+    if m.group(5):
+        return ["Introdução"]
+    if m.group(1):
+        return [f"{m.group(1)} {m.group(2)}"]
+    word = m.group(3).removesuffix("s")  # Capítulos → Capítulo, Apêndices → Apêndice
+    return [f"{word} {i}" for i in _ids(m.group(4))]
+
+
+def references(text, headings=None):
+    """Cada referência de um texto: (trecho citado, problema ou None).
+
+    Uma seção numerada tem de ser um título do capítulo dono do número; se o texto diz de que
+    capítulo ela é ("Capítulo K, seção N.M" ou "seção N.M do Capítulo K"), tem de ser o mesmo.
+    """
     text = re.sub(r"\s+", " ", text)
-    headings = book_headings()
+    headings = book_headings() if headings is None else headings
     found = []
     events = sorted([(m.start(), "chapter", m) for m in CHAPTERS.finditer(text)]
                     + [(m.start(), "section", m) for m in SECTIONS.finditer(text)], key=lambda e: e[0])
     previous = None  # (fim do trecho, capítulos) da última menção a capítulo
+    skip_until = -1  # "do Capítulo K" depois de uma seção já foi contado com ela
     for start, kind, m in events:
+        if start < skip_until:
+            continue
         if kind == "chapter":
-            word, group = m.group(1), m.group(2)
-            word = word.removesuffix("s")  # Capítulos → Capítulo, Apêndices → Apêndice
-            ids = ["Introdução"] if word == "Introdução" else _ids(group)
-            if not ids:
-                continue
-            for chapter in ids:
-                label = word if word == "Introdução" else f"{word} {chapter}"
-                found.append((label, None if chapter in headings else f"o livro não tem {label}"))
-            previous = (m.end(), ids)
+            labels = _chapter_labels(m)
+            found += [(label, None if label in headings else f"o livro não tem {label}")
+                      for label in labels]
+            previous = (m.end(), labels)
             continue
         # Um capítulo citado "logo antes" é o da forma "Capítulo K, seção …" (só uma vírgula no meio).
         cited = previous[1] if previous and re.fullmatch(r",? ?", text[previous[0]:start]) else None
-        if m.group(1):
-            for number in _sections(m.group(1)):
-                owner = number.split(".", 1)[0]
-                ref = f"seção {number}"
+        if m.group(6):  # "seção N.M do Capítulo K"
+            after = f"{m.group(6)} {m.group(7)}"
+            found.append((after, None if after in headings else f"o livro não tem {after}"))
+            cited = [after]
+            skip_until = m.end()
+        numbers = m.group(1) or m.group(3) or m.group(2) or m.group(4)
+        if numbers:
+            for number in _sections(numbers):
+                ref, owner = f"seção {number}", owner_of(number)
                 if cited and owner not in cited:
-                    found.append((ref, f"a seção {number} não é do Capítulo {', '.join(cited)} citado antes"))
+                    found.append((ref, f"a seção {number} não é do {' nem do '.join(cited)}"))
                 elif number not in headings.get(owner, {}).get("numbers", set()):
-                    found.append((ref, f"nenhum título {number} no capítulo {owner}"))
+                    found.append((ref, f"nenhum título {number} no {owner}"))
                 else:
                     found.append((ref, None))
         else:
-            name = m.group(2)
+            name = m.group(5)
             ref = f'seção "{name}"'
             if not cited:
                 found.append((ref, "seção citada pelo nome sem o capítulo antes ('Capítulo N, seção \"…\"')"))
             elif not any(_plain(name) in headings.get(c, {}).get("titles", set()) for c in cited):
-                found.append((ref, f"nenhum título {name!r} no capítulo {', '.join(cited)}"))
+                found.append((ref, f"nenhum título {name!r} no {' nem no '.join(cited)}"))
             else:
                 found.append((ref, None))
     return found
@@ -197,21 +263,22 @@ def all_references():
     for name, where, doc in docstrings():
         out += [(name, where, ref, problem) for ref, problem in references(doc)]
     for name, cells in book_pages().items():
-        for i, src in cells:
-            out += [(name, f"célula {i}", ref, problem) for ref, problem in references(src)]
+        for where, src in cells:
+            out += [(name, where, ref, problem) for ref, problem in references(src)]
     return out
 
 
 def test_every_reference_names_a_heading_of_the_book():
     broken = [f"{name} ({where}): {ref}: {problem}" for name, where, ref, problem in all_references()
-              if problem and (name, ref) not in KNOWN_BROKEN]
+              if problem and (name, where, ref) not in KNOWN_BROKEN]
     assert not broken, "referências que não apontam nenhum título:\n" + "\n".join(broken)
 
 
 def test_known_broken_references_are_still_broken():
     """Quando uma referência conhecida é consertada, ela deve sair de KNOWN_BROKEN."""
-    still = {(name, ref) for name, _, ref, problem in all_references() if problem}
-    fixed = [f"{name}: {ref}" for name, ref in KNOWN_BROKEN if (name, ref) not in still]
+    still = {(name, where, ref) for name, where, ref, problem in all_references() if problem}
+    fixed = [f"{name} ({where}): {ref}" for name, where, ref in KNOWN_BROKEN
+             if (name, where, ref) not in still]
     assert not fixed, "já consertadas; tire-as de KNOWN_BROKEN:\n" + "\n".join(fixed)
 
 
@@ -223,27 +290,58 @@ def test_docstrings_and_book_have_references_to_check():
     assert len(in_package) > 100 and len(in_book) > 100
 
 
+# Um livro de mentira, para que os casos abaixo não dependam dos títulos de hoje.
+FAKE_BOOK = index_headings({
+    "Capítulo 1": ["Capítulo 1 — Introdução", "Verificação do ambiente"],
+    "Capítulo 2": ["Capítulo 2 — Núcleo", "2.2 Tokenização", "2.7 Conexões residuais"],
+    "Capítulo 3": ["Capítulo 3 — Variações", "3.7 Escala", "3.7.3 Escala, softmax e entropia"],
+    "Capítulo 4": ["Capítulo 4 — Inferência"],
+    "Capítulo 5": ["Capítulo 5 — Prompting"],
+    "Capítulo 6": ["Capítulo 6 — Pré-treino"],
+    "Capítulo 7": ["Capítulo 7 — Treino", "7.4.1 a 7.4.4 Configuração", "7.9 SFT", "7.10 LoRA", "7.11 QLoRA"],
+    "Capítulo 9": ["Capítulo 9 — Tendências"],
+    "Apêndice A": ["Apêndice A — GPT do zero", "A.9 Gerando texto", "A.12 Temperatura"],
+    "Introdução": ["Large Language Models", "Como ler as saídas"],
+})
+
+
 @pytest.mark.parametrize("text, expected", [
     ("Ver Capítulo 2, seção 2.7.", [("Capítulo 2", None), ("seção 2.7", None)]),
-    ("Ver Capítulo 2, seção 2.7.3.", [("Capítulo 2", None), ("seção 2.7.3", "nenhum título 2.7.3 no capítulo 2")]),
-    ("Ver Capítulo 3, seção 2.7.", [("Capítulo 3", None),
-                                    ("seção 2.7", "a seção 2.7 não é do Capítulo 3 citado antes")]),
+    ("Ver Capítulo 2, seção 2.7.3.", [("Capítulo 2", None), ("seção 2.7.3", "nenhum título 2.7.3 no Capítulo 2")]),
+    ("Ver Capítulo 3, seção 2.7.", [("Capítulo 3", None), ("seção 2.7", "a seção 2.7 não é do Capítulo 3")]),
+    ("a seção 3.7 do Capítulo 2", [("Capítulo 2", None), ("seção 3.7", "a seção 3.7 não é do Capítulo 2")]),
+    ("a seção 2.7 do Capítulo 2", [("Capítulo 2", None), ("seção 2.7", None)]),
     ("Ver Capítulo 7, seções 7.9–7.11.", [("Capítulo 7", None), ("seção 7.9", None), ("seção 7.10", None),
                                           ("seção 7.11", None)]),
     ("Ver Apêndice A, seções A.9 e A.12.", [("Apêndice A", None), ("seção A.9", None), ("seção A.12", None)]),
     ("(Capítulos 4 a 6)", [("Capítulo 4", None), ("Capítulo 5", None), ("Capítulo 6", None)]),
+    ("(Capítulos 4, 6, 9)", [("Capítulo 4", None), ("Capítulo 6", None), ("Capítulo 9", None)]),
+    ("no Capítulo 9, 12 passos", [("Capítulo 9", None)]),  # singular: um número só
     ("o Capítulo 12 e o Apêndice B", [("Capítulo 12", "o livro não tem Capítulo 12"),
                                       ("Apêndice B", "o livro não tem Apêndice B")]),
+    ("o Apêndice 4", [("Apêndice 4", "o livro não tem Apêndice 4")]),  # o número certo, a palavra errada
     ('Ver Capítulo 1, seção "Verificação do ambiente".', [("Capítulo 1", None),
                                                           ('seção "Verificação do ambiente"', None)]),
     ('Ver Capítulo 2, seção "Verificação do ambiente".', [("Capítulo 2", None), (
-        'seção "Verificação do ambiente"', "nenhum título 'Verificação do ambiente' no capítulo 2")]),
+        'seção "Verificação do ambiente"', "nenhum título 'Verificação do ambiente' no Capítulo 2")]),
+    ('Ver Introdução, seção "Como ler as saídas".', [("Introdução", None),
+                                                     ('seção "Como ler as saídas"', None)]),
     ("a seção\n7.4.2 mostra", [("seção 7.4.2", None)]),  # dentro do título "7.4.1 a 7.4.4"
     ("veja o §3.7.3", [("seção 3.7.3", None)]),
     ("O Apêndice A pode ser lido depois", [("Apêndice A", None)]),
 ])
 def test_reference_parser_on_known_cases(text, expected):
-    assert references(text) == expected
+    assert references(text, FAKE_BOOK) == expected
+
+
+def test_admonition_bodies_are_checked_and_code_blocks_are_not():
+    text = (
+        "Antes.\n\n````{admonition} Comparação com o texto-base\n:class: dropdown\n\n"
+        "Na seção 5.2 do texto-base…\n\n```python\n# seção 9.9 num bloco de código\n```\n"
+        "Depois do código, seção 3.7.\n````\n\n```\nseção 8.8\n```\nFim, seção 2.2.\n"
+    )
+    kept = _strip_fences(text)
+    assert [ref for ref, _ in references(kept, FAKE_BOOK)] == ["seção 5.2", "seção 3.7", "seção 2.2"]
 
 
 def test_topic_claims_hold():
@@ -255,7 +353,7 @@ def test_topic_claims_hold():
         if phrase not in re.sub(r"\s+", " ", pages[name]):
             stale.append(f"{name}: a frase {phrase!r} mudou; atualize TOPIC_CLAIMS")
             continue
-        holds = any(term in _plain(h) for h in headings[chapter]["headings"])
+        holds = any(term in _plain(h) for h in headings[f"Capítulo {chapter}"]["headings"])
         known = (name, term) in KNOWN_BROKEN_TOPICS
         if not holds and not known:
             broken.append(f"{name}: diz que o Capítulo {chapter} trata de {term}, mas nenhum título dele fala nisso")
