@@ -151,8 +151,9 @@ def test_half_written_cache_is_rebuilt_not_loaded(monkeypatch, tmp_path):
     assert models.ensure_decoder_cache() == target and len(calls) == 1  # completo: não reconverte
 
 
-def test_two_processes_on_an_empty_cache_convert_once(monkeypatch, tmp_path):
-    # Os dois workers do comando de testes abrem o cache vazio ao mesmo tempo (a CI começa assim).
+def test_two_callers_on_an_empty_cache_convert_once(monkeypatch, tmp_path):
+    # Os dois workers do comando de testes abrem o cache vazio ao mesmo tempo (a CI começa assim);
+    # aqui, duas threads com travas próprias (o flock trava por descritor, como entre processos).
     # Sem a trava, o segundo apagava a pasta parcial do primeiro e os dois convertiam.
     import threading
     import time
