@@ -6,8 +6,10 @@ de cada conta conferida), ``formatting`` (inteiros com espaço fino nos milhares
 de arquitetura), ``rope`` (posições rotativas), ``moe`` (mistura de especialistas), ``sampling``
 (temperatura, top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2
 offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível), ``quantization``
-(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``finetuning`` (SFT,
-LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma continuação), ``alignment`` (DPO,
+(o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``style`` (o
+conjunto de estilo e o escore de voz), ``trainers`` (a configuração dos treinadores do trl na
+CPU), ``finetuning`` (SFT, LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma
+continuação), ``alignment`` (DPO,
 REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
 reserva). Os capítulos importam daqui; o que o texto-base mostra fica no notebook.
@@ -46,14 +48,7 @@ from .evaluation import (
     near_duplicates,
     position_consistency,
 )
-from .finetuning import (
-    cpu_training_args,
-    finetune,
-    greedy_answers,
-    side_by_side,
-    style_dataset,
-    style_score,
-)
+from .finetuning import finetune, greedy_answers, side_by_side
 from .formatting import fmt_int
 from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
 from .likelihood import sequence_logprob
@@ -81,7 +76,9 @@ from .rope import (
     rotation_matrix,
 )
 from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
+from .style import style_dataset, style_matches, style_score
 from .tokenization import gpt2_tokenizer
+from .trainers import cpu_training_args, lora_config
 from .training import fixed_threads, perplexity, text_perplexity
 
 __all__ = [
@@ -127,6 +124,8 @@ __all__ = [
     "side_by_side",
     "style_dataset",
     "style_score",
+    "style_matches",
+    "lora_config",
     "CharTokenizer",
     "shakespeare_text",
     "train_val_split",

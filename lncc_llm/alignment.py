@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .finetuning import _STYLE_ROWS, cpu_training_args, lora_config, make_trainer
 from .likelihood import masked_logprob_sums, sequence_logprob  # noqa: F401  (reexportadas)
+from .style import style_questions
+from .trainers import cpu_training_args, lora_config, make_trainer
 
 # ----------------------------------------------------------------------- o conjunto de preferências
 
@@ -38,7 +39,8 @@ def preference_rows() -> list[dict]:
     """
     return [{"prompt": [{"role": "user", "content": q}],
              "chosen": [{"role": "assistant", "content": sci}],
-             "rejected": [{"role": "assistant", "content": cas}]} for q, sci, cas in _STYLE_ROWS]
+             "rejected": [{"role": "assistant", "content": cas}]}
+            for q, sci, cas in style_questions()]
 
 
 def preference_dataset():

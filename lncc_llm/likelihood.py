@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from .sampling import _prompt_ids
+from .sampling import encode_prompt
 
 
 def _is_ids(x) -> bool:
@@ -40,7 +40,7 @@ def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
         if chat:
             raise ValueError("Uma lista de ids já está tokenizada: use chat=False.")
         return list(prompt)
-    return _prompt_ids(tokenizer, prompt, chat)
+    return encode_prompt(tokenizer, prompt, chat)
 
 
 def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[int]:

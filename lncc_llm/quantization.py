@@ -8,8 +8,11 @@ Seis formatos, todos a partir da mesma pasta ``safetensors`` que ``load_decoder`
 * ``"nf4"`` e ``"fp4"``: 4 bits do bitsandbytes (blocos de 64 pesos com um ``absmax`` fp32 cada);
 * ``"int8-torchao"``: int8 só nos pesos (``Int8WeightOnlyConfig`` do torchao).
 
-Em todos, o *embedding* amarrado à cabeça de saída fica em fp32: o bitsandbytes e o torchao não
-quantizam essa matriz (ela é lida como tabela, não multiplicada).
+Em todos, o *embedding* amarrado à cabeça de saída fica em fp32. Não é uma propriedade das tabelas
+de consulta: o ``transformers`` deixa fora da quantização, por padrão, a cabeça de saída e os pesos
+amarrados a ela (``get_keys_to_not_convert``, "por estabilidade numérica"; a lista pode ser trocada
+por ``llm_int8_skip_modules``), e o *embedding* de entrada não é uma camada linear. O GGUF do
+Capítulo 9 guarda a mesma matriz em Q8_0.
 """
 from __future__ import annotations
 
@@ -57,7 +60,9 @@ def quantization_config(kind: str, double_quant: bool = False):
 
     O 4 bits pede o tipo explicitamente (o padrão do ``BitsAndBytesConfig`` é ``fp4``) e faz as
     contas em float32, que toda CPU acelera. ``double_quant=True`` guarda os ``absmax`` em 8 bits
-    (QLoRA).
+    (QLoRA). No ``"int8"`` (LLM.int8), a mesma camada calcula de dois jeitos na CPU: em avaliação,
+    arredonda também as ativações para int8 (``MatMul8bitLt``); em modo de treino, só desquantiza os
+    pesos (``MatMul8bitFp``).
     Ver Capítulo 6, seção 6.5.
     """
     kind = _check_kind(kind)
@@ -76,16 +81,22 @@ def quantization_config(kind: str, double_quant: bool = False):
 
 
 def use_fused_cpu_kernel(model, enabled: bool) -> None:
-    """Liga ou desliga o núcleo fundido de 4 bits do bitsandbytes (só existe em CPUs com
+    """Liga ou desliga o *kernel* fundido de 4 bits do bitsandbytes (só existe em CPUs com
     AVX512-BF16).
 
     Ligado, a primeira passada em modo de avaliação reempacota os pesos e passa a calcular em bf16:
     mais rápido, mas com números diferentes dos de uma CPU sem AVX512-BF16.
     Ver Capítulo 6, seção 6.5.
     """
+    available = False
+    if enabled:
+        import bitsandbytes as bnb
+
+        available = bool(bnb.functional.has_avx512bf16())
     for module in model.modules():
         if hasattr(module, "support_avx512bf16_for_cpu"):
-            module.support_avx512bf16_for_cpu = enabled and module.support_avx512bf16_for_cpu
+            # recalculado da CPU a cada chamada: desligar e depois religar volta ao que a CPU tem
+            module.support_avx512bf16_for_cpu = available
 
 
 def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool = False,
@@ -133,10 +144,11 @@ def load_decoder_quantized(kind: str = "nf4", fused_cpu_kernel: bool = False,
 
     ``kind`` é um de ``KINDS``: ``"fp32"``, ``"bf16"``, ``"int8"``, ``"nf4"``, ``"fp4"`` ou
     ``"int8-torchao"``. O modelo sai da pasta convertida de ``load_decoder`` e fica em cache na
-    sessão. Nos 4 bits, o núcleo fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que calcula
-    em bf16) fica desligado, para que os números sejam os mesmos em qualquer CPU;
+    sessão. Nos 4 bits, o *kernel* fundido do bitsandbytes (só em CPUs com AVX512-BF16, e que
+    calcula em bf16) fica desligado, para que os números sejam os mesmos em qualquer CPU;
     ``fused_cpu_kernel=True`` o liga onde ele existe; ``double_quant=True`` usa a quantização dupla
-    do QLoRA.
+    do QLoRA. O modelo em cache é compartilhado: não o modifique (adaptadores, ``train()``); para
+    isso, use ``load_fresh_decoder``.
     Ver Capítulo 6, seção 6.5.
     """
     from .environment import silence_library_noise
@@ -218,7 +230,12 @@ def mib(n_bytes: float) -> float:
 
 @dataclass(frozen=True)
 class Comparison:
-    """As estatísticas do ``--kl-divergence`` do llama.cpp, para um modelo contra a referência."""
+    """As estatísticas do ``--kl-divergence`` do llama.cpp, para um modelo contra a referência.
+
+    ``n_positions`` é o número de previsões comparadas (em ``n_passages`` trechos); os ``*_se``
+    são erros-padrão: binomial no acerto do top-1, desvio/√n na KL média. As posições de um mesmo
+    trecho não são independentes, então esses erros-padrão são otimistas.
+    """
 
     n_positions: int
     top1_agreement: float
@@ -227,6 +244,9 @@ class Comparison:
     mean_kl: float
     perplexity_reference: float
     perplexity_model: float
+    n_passages: int = 1
+    top1_se: float = 0.0
+    kl_se: float = 0.0
 
 
 def _logits(model, ids: torch.Tensor) -> torch.Tensor:
@@ -234,35 +254,53 @@ def _logits(model, ids: torch.Tensor) -> torch.Tensor:
         return model(input_ids=ids.unsqueeze(0)).logits[0].double()
 
 
-def compare_to_reference(model, reference, tokens) -> Comparison:
-    """Compara ``model`` com ``reference`` nas mesmas posições de ``tokens`` (uma lista de ids).
+def _passages(tokens) -> list[torch.Tensor]:
+    items = list(tokens) if not torch.is_tensor(tokens) else [tokens]
+    if items and all(isinstance(t, int) for t in items):
+        items = [items]
+    passages = [torch.as_tensor(t, dtype=torch.long).flatten() for t in items]
+    if not passages or any(p.numel() < 2 for p in passages):
+        raise ValueError("Passe pelo menos 2 tokens por trecho: a perplexidade precisa de um token "
+                         "seguinte para prever.")
+    return passages
 
-    Em cada posição: o token mais provável é o mesmo? Quanto mudam os logits (máximo e média de
-    ``|Δlogit|``)? Quanto vale ``KL(p_ref ‖ p_model)``? E a perplexidade de cada um ao prever o
-    token seguinte do próprio texto.
+
+def compare_to_reference(model, reference, tokens) -> Comparison:
+    """Compara ``model`` com ``reference`` nas mesmas posições de ``tokens``.
+
+    ``tokens`` é uma lista de ids (um trecho) ou uma lista de listas de ids (vários trechos,
+    cada um numa passada). Em cada posição: o token mais provável é o mesmo? Quanto mudam os
+    logits (máximo e média de ``|Δlogit|``)? Quanto vale ``KL(p_ref ‖ p_model)``? E a perplexidade
+    de cada um ao prever o token seguinte do próprio texto. Devolve também os erros-padrão do
+    acerto do top-1 e da KL média.
     Ver Capítulo 6, seção 6.5.
     """
-    ids = torch.as_tensor(tokens, dtype=torch.long).flatten()
-    if ids.numel() < 2:
-        raise ValueError("Passe pelo menos 2 tokens: a perplexidade precisa de um token seguinte "
-                         "para prever.")
-    ref, got = _logits(reference, ids), _logits(model, ids)
-    log_p, log_q = F.log_softmax(ref, dim=-1), F.log_softmax(got, dim=-1)
-    kl = (log_p.exp() * (log_p - log_q)).sum(-1)
-    delta = (got - ref).abs()
-    targets = ids[1:]
-
-    def ppl(log_probs):
-        return math.exp(-log_probs[:-1].gather(1, targets[:, None]).mean().item())
-
+    agree, kls, dlogits, maxima, ref_lp, got_lp = [], [], [], [], [], []
+    for ids in _passages(tokens):
+        ref, got = _logits(reference, ids), _logits(model, ids)
+        log_p, log_q = F.log_softmax(ref, dim=-1), F.log_softmax(got, dim=-1)
+        kls.append((log_p.exp() * (log_p - log_q)).sum(-1))
+        delta = (got - ref).abs()
+        dlogits.append(delta.mean(-1))
+        maxima.append(delta.max())
+        agree.append((ref.argmax(-1) == got.argmax(-1)).double())
+        targets = ids[1:, None]
+        ref_lp.append(log_p[:-1].gather(1, targets).flatten())
+        got_lp.append(log_q[:-1].gather(1, targets).flatten())
+    agree, kl = torch.cat(agree), torch.cat(kls)
+    n = agree.numel()
+    top1 = agree.mean().item()
     return Comparison(
-        n_positions=ids.numel(),
-        top1_agreement=(ref.argmax(-1) == got.argmax(-1)).double().mean().item(),
-        max_abs_dlogit=delta.max().item(),
-        mean_abs_dlogit=delta.mean().item(),
+        n_positions=n,
+        top1_agreement=top1,
+        max_abs_dlogit=torch.stack(maxima).max().item(),
+        mean_abs_dlogit=torch.cat(dlogits).mean().item(),
         mean_kl=kl.mean().item(),
-        perplexity_reference=ppl(log_p),
-        perplexity_model=ppl(log_q),
+        perplexity_reference=math.exp(-torch.cat(ref_lp).mean().item()),
+        perplexity_model=math.exp(-torch.cat(got_lp).mean().item()),
+        n_passages=len(kls),
+        top1_se=math.sqrt(top1 * (1 - top1) / n),
+        kl_se=(kl.std().item() / math.sqrt(n)) if n > 1 else 0.0,
     )
 
 
@@ -276,15 +314,26 @@ METHODS = ("full", "lora", "qlora")
 
 
 def training_memory(n_params: float, method: str, *, trainable_fraction: float = 0.01,
-                    weight_bytes: float = 2.0, optimizer_bytes: float = 8.0) -> dict[str, float]:
-    """Bytes de pesos, gradientes e estados do Adam para ajustar um modelo de ``n_params``
-    parâmetros.
+                    weight_bytes: float = 2.0, master_bytes: float | None = None,
+                    optimizer_bytes: float = 8.0, adapter_bytes: float = 4.0,
+                    unquantized_params: float = 0.0) -> dict[str, float]:
+    """Bytes de pesos, gradientes, cópia mestra e estados do Adam para ajustar um modelo de
+    ``n_params`` parâmetros (sem ativações).
 
-    ``method``: ``"full"`` (todos treinam), ``"lora"`` (base congelada em 16 bits + adaptadores com
-    ``trainable_fraction`` dos parâmetros) ou ``"qlora"`` (base congelada em NF4 com quantização
-    dupla + os mesmos adaptadores). Pesos e gradientes usam ``weight_bytes`` por parâmetro (bf16:
-    2); o Adam guarda dois momentos fp32 (``optimizer_bytes`` = 8) por parâmetro treinável. Não
-    inclui ativações.
+    ``method``:
+
+    * ``"full"``: todos treinam; pesos e gradientes com ``weight_bytes`` por parâmetro (bf16: 2);
+    * ``"lora"``: base congelada com ``weight_bytes`` (sem gradiente, sem Adam) + adaptadores com
+      ``trainable_fraction`` dos parâmetros, guardados com ``adapter_bytes`` (o ``peft`` os põe
+      em fp32: 4), e os seus gradientes;
+    * ``"qlora"``: o mesmo, com a base em NF4 com quantização dupla, exceto
+      ``unquantized_params`` parâmetros (o *embedding* e a cabeça, que o ``transformers`` não
+      quantiza), que ficam com ``weight_bytes``.
+
+    O Adam guarda dois momentos fp32 (``optimizer_bytes`` = 8) por parâmetro treinável. Quem treina
+    em menos de 4 bytes guarda ainda uma **cópia mestra** fp32 dos parâmetros treináveis
+    (``master_bytes``; padrão: 4 se eles têm menos de 4 bytes, senão 0). Ajuste completo em bf16
+    com Adam: 2 + 2 + 4 + 8 = 16 bytes por parâmetro; em fp32: 4 + 4 + 8, os mesmos 16.
     Ver Capítulo 6, seção 6.7.
     """
     if method not in METHODS:
@@ -294,13 +343,23 @@ def training_memory(n_params: float, method: str, *, trainable_fraction: float =
         raise ValueError(f"n_params deve ser positivo; recebi {n_params!r}.")
     if not 0 < trainable_fraction <= 1:
         raise ValueError(f"trainable_fraction deve estar em (0, 1]; recebi {trainable_fraction!r}.")
+    if not 0 <= unquantized_params <= n_params:
+        raise ValueError(f"unquantized_params deve estar entre 0 e n_params; recebi "
+                         f"{unquantized_params!r}.")
     if method == "full":
-        trainable, frozen = n_params, 0.0
+        trainable, frozen, trained_bytes = n_params, 0.0, weight_bytes
     else:
-        trainable = n_params * trainable_fraction
-        frozen = n_params * (NF4_DOUBLE_QUANT_BYTES if method == "qlora" else weight_bytes)
-    weights = frozen + trainable * weight_bytes
-    gradients = trainable * weight_bytes
+        trainable, trained_bytes = n_params * trainable_fraction, adapter_bytes
+        if method == "lora":
+            frozen = n_params * weight_bytes
+        else:
+            frozen = ((n_params - unquantized_params) * NF4_DOUBLE_QUANT_BYTES
+                      + unquantized_params * weight_bytes)
+    if master_bytes is None:
+        master_bytes = 4.0 if trained_bytes < 4 else 0.0
+    weights = frozen + trainable * trained_bytes
+    gradients = trainable * trained_bytes
+    master = trainable * master_bytes
     optimizer = trainable * optimizer_bytes
-    return {"pesos": weights, "gradientes": gradients, "adam": optimizer,
-            "total": weights + gradients + optimizer}
+    return {"pesos": weights, "gradientes": gradients, "mestra": master, "adam": optimizer,
+            "total": weights + gradients + master + optimizer}

@@ -126,7 +126,12 @@ class Generation:
     step_seconds: list[float] = field(default_factory=list)
 
 
-def _prompt_ids(tokenizer, prompt, chat: bool) -> list[int]:
+def encode_prompt(tokenizer, prompt, chat: bool) -> list[int]:
+    """Os ids de ``prompt`` (um texto, ou com ``chat=True`` um texto ou uma lista de mensagens que
+    passa pelo template de chat), como ``generate`` os monta; erro em pt-BR para um prompt vazio.
+
+    Ver Capítulo 4, seção 4.12.
+    """
     if isinstance(prompt, str):
         if not prompt.strip():
             raise ValueError("O prompt está vazio: escreva algum texto para o modelo continuar.")
@@ -203,7 +208,7 @@ def generate(
         top_p = _check_top_p(top_p)
     if on_overflow not in ("truncate", "error"):
         raise ValueError(f"on_overflow deve ser 'truncate' ou 'error'; recebi {on_overflow!r}.")
-    ids = _prompt_ids(tokenizer, prompt, chat)
+    ids = encode_prompt(tokenizer, prompt, chat)
 
     window = context_window(model)
     if max_new_tokens >= window:

@@ -1,12 +1,16 @@
 """Peças de apoio para treinar modelos pequenos na CPU de forma reprodutível.
 
 O laço de treino em si fica visível no notebook (Apêndice A); aqui estão só o
-sorteio de lotes, a avaliação da perda e o controle do número de *threads*.
+sorteio de lotes, a avaliação da perda e o controle do número de *threads*, e a perplexidade em
+textos gerais que mede o esquecimento de um ajuste fino (Capítulo 7).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -115,3 +119,49 @@ def text_perplexity(model: torch.nn.Module, tokenizer, text: str) -> float:
     finally:
         model.train(was_training)
     return perplexity(loss)
+
+
+GENERAL_TEXTS_FILE = Path(__file__).with_name("dados") / "textos_gerais.json"
+
+
+@functools.lru_cache(maxsize=1)
+def _general_texts() -> dict:
+    return json.loads(GENERAL_TEXTS_FILE.read_text(encoding="utf-8"))
+
+
+#: Um parágrafo geral em inglês (imprensa, um conto, uma receita, o coração), sem clima nem tempo.
+FORGETTING_TEXT: str = _general_texts()["texto_geral"]
+
+
+def general_passages() -> list[str]:
+    """Os 12 trechos gerais em inglês, sem clima nem tempo, que nenhum treino do curso vê
+    (``lncc_llm/dados/textos_gerais.json``).
+
+    Ver Capítulo 7, seção 7.7.
+    """
+    return list(_general_texts()["trechos"])
+
+
+def passage_perplexities(model: torch.nn.Module, tokenizer, passages) -> list[float]:
+    """A perplexidade de ``model`` em cada trecho de ``passages``, um trecho por passada.
+
+    Ver Capítulo 7, seção 7.7.
+    """
+    passages = list(passages)
+    if not passages:
+        raise ValueError("Nenhum trecho: passe uma lista de textos (por exemplo, "
+                         "general_passages()).")
+    return [text_perplexity(model, tokenizer, text) for text in passages]
+
+
+def mean_and_se(values) -> tuple[float, float]:
+    """Média e erro-padrão da média (desvio com n − 1, dividido por √n) de ``values``.
+
+    Ver Capítulo 7, seção 7.11.
+    """
+    values = [float(v) for v in values]
+    if len(values) < 2:
+        raise ValueError(f"O erro-padrão precisa de pelo menos 2 valores; recebi {len(values)}.")
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+    return mean, math.sqrt(var / len(values))

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lncc_llm import alignment as al
-from lncc_llm.finetuning import style_score
+from lncc_llm.style import style_score
 
 
 def test_preference_set_prefers_the_scientific_voice():
@@ -42,7 +42,7 @@ def test_dpo_loss_rejects_bad_inputs():
 def test_dpo_trainer_starts_at_ln2_and_its_loss_is_the_hand_loss_after_a_step(tiny_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lncc_llm.finetuning import run_training
+    from lncc_llm.trainers import run_training
 
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
@@ -122,7 +122,7 @@ def test_grpo_trainer_uses_exactly_the_group_advantages(tiny_dir):
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from lncc_llm.finetuning import run_training
+    from lncc_llm.trainers import run_training
 
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)

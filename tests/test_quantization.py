@@ -102,20 +102,68 @@ def test_compare_to_itself_is_perfect_and_to_other_model_matches_the_formulas(ti
         q.compare_to_reference(ref, ref, [5])
 
 
-def test_training_memory_arithmetic():
+def test_training_memory_counts_the_fp32_master_copy_and_fp32_adapters():
     n = 7e9
-    full = q.training_memory(n, "full")
-    assert full["total"] == n * (2 + 2 + 8) == 84e9
+    full = q.training_memory(n, "full")                    # bf16: pesos 2 + grad. 2 + mestra 4 + Adam 8
+    assert full["total"] == n * 16 == 112e9 and full["mestra"] == 4 * n
+    fp32 = q.training_memory(n, "full", weight_bytes=4)    # em fp32 os pesos já são a cópia mestra
+    assert fp32["mestra"] == 0 and fp32["total"] == n * 16
     lora = q.training_memory(n, "lora", trainable_fraction=0.01)
-    assert lora["pesos"] == n * 2 + 7e7 * 2 and lora["gradientes"] == 7e7 * 2 and lora["adam"] == 7e7 * 8
+    # base bf16 congelada; adaptadores fp32 (o peft os põe em fp32), sem cópia mestra
+    assert lora["pesos"] == n * 2 + 7e7 * 4 and lora["gradientes"] == 7e7 * 4
+    assert lora["mestra"] == 0 and lora["adam"] == 7e7 * 8
+    bf16_adapters = q.training_memory(n, "lora", trainable_fraction=0.01, adapter_bytes=2)
+    assert bf16_adapters["mestra"] == 7e7 * 4               # adaptadores em bf16 pedem a cópia mestra
     qlora = q.training_memory(n, "qlora", trainable_fraction=0.01)
     assert q.NF4_DOUBLE_QUANT_BYTES == pytest.approx(4.127 / 8, abs=1e-4)   # 4,127 bits por peso (QLoRA)
-    assert qlora["total"] == pytest.approx(n * q.NF4_DOUBLE_QUANT_BYTES + 7e7 * 12)
+    assert qlora["total"] == pytest.approx(n * q.NF4_DOUBLE_QUANT_BYTES + 7e7 * 16)
+    kept = q.training_memory(n, "qlora", trainable_fraction=0.01, unquantized_params=1e8)
+    assert kept["pesos"] - qlora["pesos"] == pytest.approx(1e8 * (2 - q.NF4_DOUBLE_QUANT_BYTES))
     assert qlora["total"] < lora["total"] < full["total"]
     with pytest.raises(ValueError, match="'full', 'lora', 'qlora'"):
         q.training_memory(n, "adapter")
     with pytest.raises(ValueError, match=r"\(0, 1\]"):
         q.training_memory(n, "lora", trainable_fraction=0)
+    with pytest.raises(ValueError, match="unquantized_params"):
+        q.training_memory(n, "qlora", unquantized_params=2 * n)
+
+
+def test_compare_over_passages_pools_positions_and_reports_standard_errors(tiny_dir):
+    ref, other = _load(tiny_dir, "fp32"), _load(tiny_dir, "nf4")
+    a, b = (torch.arange(3, 30) % V).tolist(), (torch.arange(40, 61) % V).tolist()
+    both = q.compare_to_reference(other, ref, [a, b])
+    one, two = q.compare_to_reference(other, ref, a), q.compare_to_reference(other, ref, b)
+    assert both.n_passages == 2 and both.n_positions == len(a) + len(b)
+    weighted = (one.top1_agreement * len(a) + two.top1_agreement * len(b)) / (len(a) + len(b))
+    assert both.top1_agreement == pytest.approx(weighted)
+    assert both.mean_kl == pytest.approx((one.mean_kl * len(a) + two.mean_kl * len(b)) / (len(a) + len(b)))
+    assert both.max_abs_dlogit == max(one.max_abs_dlogit, two.max_abs_dlogit)
+    p = both.top1_agreement
+    assert both.top1_se == pytest.approx(math.sqrt(p * (1 - p) / both.n_positions))
+    assert both.kl_se > 0
+    with pytest.raises(ValueError, match="pelo menos 2 tokens"):
+        q.compare_to_reference(ref, ref, [a, [5]])
+
+
+def test_fused_kernel_switch_turns_off_and_back_on(tiny_dir):
+    import bitsandbytes as bnb
+
+    model = _load(tiny_dir, "nf4")
+    layers = [m for m in model.modules() if hasattr(m, "support_avx512bf16_for_cpu")]
+    assert layers
+    q.use_fused_cpu_kernel(model, False)
+    assert not any(m.support_avx512bf16_for_cpu for m in layers)
+    q.use_fused_cpu_kernel(model, True)        # religar volta ao que a CPU tem (antes ficava desligado)
+    assert all(m.support_avx512bf16_for_cpu == bool(bnb.functional.has_avx512bf16()) for m in layers)
+
+
+def test_transformers_keeps_the_tied_head_out_of_quantization(tiny_dir):
+    from transformers.quantizers.base import get_keys_to_not_convert
+
+    ref, nf4 = _load(tiny_dir, "fp32"), _load(tiny_dir, "nf4")
+    assert "lm_head" in get_keys_to_not_convert(ref)
+    assert type(nf4.lm_head).__name__ == "Linear"
+    assert nf4.lm_head.weight.data_ptr() == nf4.model.embed_tokens.weight.data_ptr()   # continua amarrada
 
 
 def test_unknown_kind_lists_the_valid_ones():
