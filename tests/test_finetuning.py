@@ -143,6 +143,34 @@ def test_validation_loss_is_measured_before_training_and_every_k_steps(tiny_dir,
     assert result.eval_losses[-1][1] == pytest.approx(_hand_loss(result.model, rows), rel=1e-4)
 
 
+def test_finetune_is_the_plain_trl_code_the_chapter_shows(tiny_dir, batch4):
+    """O Capítulo 7 mostra o SFTConfig/LoraConfig/SFTTrainer que finetune monta: a mesma execução."""
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
+    from transformers.trainer_callback import PrinterCallback
+    from trl import SFTConfig, SFTTrainer
+
+    config = SFTConfig(output_dir=tempfile.mkdtemp(), max_steps=2, learning_rate=1e-2,
+                       lr_scheduler_type="constant", warmup_steps=0, per_device_train_batch_size=2,
+                       max_length=128, logging_steps=1, seed=0, data_seed=0, use_cpu=True,
+                       bf16=False, gradient_checkpointing=False, save_strategy="no",
+                       report_to="none", disable_tqdm=True)
+    peft_config = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.0, target_modules="all-linear",
+                             bias="none", task_type="CAUSAL_LM")
+    torch.manual_seed(123)                     # outro estado global: o set_seed abaixo o apaga
+    set_seed(0)
+    trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32),
+                         args=config, train_dataset=batch4, peft_config=peft_config,
+                         processing_class=AutoTokenizer.from_pretrained(tiny_dir))
+    trainer.remove_callback(PrinterCallback)
+    trainer.train()
+    raw = [e["loss"] for e in trainer.state.log_history if "loss" in e]
+    torch.manual_seed(456)
+    result = ft.finetune("lora", dataset=batch4, steps=2, learning_rate=1e-2, source=tiny_dir,
+                         eval_dataset=None, per_device_train_batch_size=2)
+    assert result.losses == pytest.approx(raw, abs=1e-6)
+
+
 def test_default_learning_rates_are_the_ones_the_sweep_chose():
     import json
     from pathlib import Path
