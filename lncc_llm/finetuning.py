@@ -241,7 +241,8 @@ def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) ->
     """Respostas gulosas do modelo a várias conversas de uma vez (lote com preenchimento à
     esquerda).
 
-    Gulosa e em lote fixo: o mesmo modelo dá o mesmo texto a cada execução.
+    Gulosa e em lote fixo: o mesmo modelo dá o mesmo texto a cada execução na mesma máquina (outra
+    CPU, uma GPU ou outra composição do lote podem mudar a soma em ponto flutuante, e o texto).
     Ver Capítulo 7, seção 7.7.
     """
     if not conversations:

@@ -105,8 +105,8 @@ def load_fresh_decoder(kind: str = "fp32", source=None, fused_cpu_kernel: bool =
     modifica.
 
     ``source`` é a pasta do modelo (padrão: a pasta convertida de ``load_decoder``). Os formatos
-    quantizados vão direto para a CPU (ou para a GPU 0 com ``on_cpu=False``): um modelo de 4 ou 8
-    bits não pode ser movido depois de carregado.
+    quantizados são carregados direto no dispositivo final (a CPU, ou a GPU 0 com ``on_cpu=False``),
+    sem passar inteiros pela memória da CPU.
     Ver Capítulo 7, seção 7.5.
     """
     from transformers import AutoModelForCausalLM
@@ -220,7 +220,9 @@ def storage_bytes(tensors) -> int:
 
 
 def mib(n_bytes: float) -> float:
-    """Bytes em MiB (2**20 bytes), a unidade que o texto chama de "MB". Ver Capítulo 6, seção 6.4.
+    """Bytes em MiB (2**20 bytes), a unidade que o texto-base chama de "MB".
+
+    Ver Capítulo 6, seção 6.4.
     """
     return n_bytes / 2**20
 
