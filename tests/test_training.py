@@ -68,3 +68,29 @@ def test_text_perplexity_is_exp_of_the_hand_computed_mean_nll(decoder):
     assert model.training is False
     with pytest.raises(ValueError, match="vazio"):
         text_perplexity(model, tokenizer, "  ")
+
+
+def test_mean_and_se_match_the_statistics_module():
+    import statistics
+
+    from lncc_llm.training import mean_and_se
+
+    values = [1.0, 2.0, 4.0, 7.0]
+    mean, se = mean_and_se(values)
+    assert mean == pytest.approx(statistics.fmean(values))
+    assert se == pytest.approx(statistics.stdev(values) / len(values) ** 0.5)   # n − 1, não n
+    with pytest.raises(ValueError, match="pelo menos 2"):
+        mean_and_se([1.0])
+
+
+def test_general_passages_and_their_perplexities(decoder):
+    from lncc_llm.training import general_passages, passage_perplexities, text_perplexity
+
+    passages = general_passages()
+    assert len(passages) == 12 and all(p.strip() for p in passages)
+    assert len(set(passages)) == 12
+    model, tokenizer = decoder
+    got = passage_perplexities(model, tokenizer, passages[:2])
+    assert got == [text_perplexity(model, tokenizer, p) for p in passages[:2]]
+    with pytest.raises(ValueError, match="Nenhum trecho"):
+        passage_perplexities(model, tokenizer, [])
