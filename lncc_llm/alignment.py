@@ -11,8 +11,9 @@
 * ``reinforce`` e ``policy_gradient_variance``: uma política categorical treinada por REINFORCE, com
   e sem *baseline*, e a variância do gradiente que o *baseline* corta;
 * ``grpo_advantages``: as vantagens relativas ao grupo, com a normalização do ``trl``;
-* ``grpo_trainer``: o ``GRPOTrainer`` do ``trl`` com uma recompensa verificável, guardando as
-  recompensas e as vantagens de cada grupo.
+* ``grpo_trainer``: o ``GRPOTrainer`` do ``trl`` com uma recompensa verificável, guardando o que
+  a função de recompensa viu (só a interface pública); ``grpo_surrogate_value`` refaz a perda
+  registrada; ``reward_rate`` mede a recompensa em prompts fixos, antes e depois do treino.
 """
 from __future__ import annotations
 
@@ -28,8 +29,11 @@ from .trainers import cpu_training_args, lora_config, make_trainer
 # ----------------------------------------------------------------------- o conjunto de preferências
 
 
-def preference_rows() -> list[dict]:
-    """As 8 linhas ``{"prompt", "chosen", "rejected"}`` do conjunto de preferências do curso.
+def preference_rows(split: str = "treino") -> list[dict]:
+    """As linhas ``{"prompt", "chosen", "rejected"}`` do conjunto de preferências do curso.
+
+    ``split="treino"``: as 8 perguntas de treino do Capítulo 7; ``"validacao"``: as 4 perguntas
+    de validação, que o DPO não vê (pares reservados).
 
     O prompt é só a pergunta do usuário, sem mensagem de sistema (o template do SmolLM2 põe a sua);
     ``chosen`` é a resposta na voz científica do Capítulo 7 e ``rejected`` a resposta casual à mesma
@@ -40,17 +44,18 @@ def preference_rows() -> list[dict]:
     return [{"prompt": [{"role": "user", "content": q}],
              "chosen": [{"role": "assistant", "content": sci}],
              "rejected": [{"role": "assistant", "content": cas}]}
-            for q, sci, cas in style_questions()]
+            for q, sci, cas in style_questions(split)]
 
 
-def preference_dataset():
-    """``preference_rows`` como ``datasets.Dataset``, no formato conversacional que o ``trl`` lê.
+def preference_dataset(split: str = "treino"):
+    """``preference_rows(split)`` como ``datasets.Dataset``, no formato conversacional que o ``trl``
+    lê.
 
     Ver Capítulo 8, seção 8.2.
     """
     from datasets import Dataset
 
-    return Dataset.from_list(preference_rows())
+    return Dataset.from_list(preference_rows(split))
 
 
 # ----------------------------------------------------------------------------- a perda do DPO
@@ -106,7 +111,7 @@ def dpo_loss(policy_chosen, policy_rejected, ref_chosen, ref_rejected,
 
 def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
                 learning_rate: float = 5e-4, beta: float = 0.1, batch_size: int = 2, rank: int = 8,
-                alpha: int = 16, **overrides):
+                alpha: int = 16, eval_datasets: dict | None = None, **overrides):
     """Um ``DPOTrainer`` do ``trl`` com LoRA, pronto para a CPU (treine com ``run_training``).
 
     ``model`` deve ser uma cópia nova do decodificador
@@ -116,6 +121,10 @@ def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
     ``trl`` (1e-6, pensada para o ajuste completo de modelos grandes) quase não move adaptadores
     LoRA em poucos passos. Depois do treino, ``trainer.state.log_history`` tem perda, recompensas e
     margens por passo.
+
+    ``eval_datasets`` (``{"nome": Dataset}``) ficam prontos para a API pública de avaliação:
+    ``trainer.evaluate(eval_dataset="nome")`` devolve ``eval_loss``, ``eval_rewards/chosen``,
+    ``eval_rewards/margins``… desses pares, num lote só (até 16 pares), sem mudar os pesos.
     Ver Capítulo 8, seção 8.2.
     """
     if dataset is None:
@@ -123,10 +132,18 @@ def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
     if len(dataset) == 0:
         raise ValueError("O conjunto de preferências está vazio: passe linhas "
                          "prompt/chosen/rejected (por exemplo, preference_dataset()).")
+    extra = {}
+    if eval_datasets:
+        if not isinstance(eval_datasets, dict) or any(len(d) == 0 for d in eval_datasets.values()):
+            raise ValueError("eval_datasets deve ser um dicionário {'nome': Dataset} de conjuntos "
+                             "não vazios, por exemplo "
+                             "{'reservados': preference_dataset('validacao')}.")
+        extra["eval_dataset"] = dict(eval_datasets)
+        overrides.setdefault("per_device_eval_batch_size", 16)
     args = cpu_training_args(trainer="dpo", max_steps=steps, learning_rate=learning_rate, beta=beta,
                              per_device_train_batch_size=batch_size, **overrides)
     return make_trainer("dpo", model, tokenizer, dataset, args,
-                        peft_config=lora_config(rank, alpha))
+                        peft_config=lora_config(rank, alpha), **extra)
 
 
 def batch_logprobs(model, batch) -> torch.Tensor:
@@ -174,7 +191,8 @@ def reinforce(mean_rewards, *, steps: int = 300, learning_rate: float = 0.1, bas
     A cada passo: amostra a ~ π (gerador de CPU com ``seed``), recebe r = ``mean_rewards[a]`` +
     ruído gaussiano de desvio ``noise`` e sobe θ na direção (r − b)·∇θ log π(a). Sem *baseline*,
     b = 0; com ele, b é a média móvel das recompensas já vistas (fator ``momentum``), que não
-    depende da ação e por isso não muda o gradiente esperado, só a variância. O gradiente vem do
+    depende da ação e por isso não muda o gradiente esperado, só a variância (no 1º passo ainda não
+    há média: b = 0; depois do 1º passo, b começa na primeira recompensa). O gradiente vem do
     autograd.
     Ver Capítulo 8, seção 8.3.
     """
@@ -258,22 +276,64 @@ def grpo_advantages(rewards, group_size: int, scale: str = "group",
 
 @dataclass
 class GRPORun:
-    """O que ``grpo_trainer`` devolve: o *trainer*, as recompensas e as vantagens de cada passo.
+    """O que ``grpo_trainer`` devolve: o *trainer* e o que a função de recompensa viu a cada passo.
 
-    ``rewards[i]`` e ``advantages[i]`` são as listas do passo ``i``, na ordem das respostas
-    (grupos consecutivos de ``num_generations``); ``completions[i]`` os textos gerados.
+    ``rewards[i]``, ``completions[i]`` e ``lengths[i]`` são as listas do passo ``i``, na ordem das
+    respostas (grupos consecutivos de ``num_generations``): a recompensa, o texto e o número de
+    tokens de cada resposta (o ``<|im_end|>`` incluído, se ela terminou). Tudo chega pela interface
+    pública do ``trl``: a função de recompensa recebe ``completions`` e ``completion_ids``.
+    ``advantages`` recalcula as vantagens com ``grpo_advantages`` (a fórmula do artigo, com os
+    padrões do ``trl``) e ``logged(chave)`` lê o registro de treino (``trainer.state.log_history``).
     Ver Capítulo 8, seção 8.3.
     """
 
     trainer: object
     num_generations: int
     rewards: list = field(default_factory=list)
-    advantages: list = field(default_factory=list)
     completions: list = field(default_factory=list)
+    lengths: list = field(default_factory=list)
 
     @property
     def mean_rewards(self) -> list[float]:
+        """A recompensa média de cada passo."""
         return [sum(r) / len(r) for r in self.rewards]
+
+    @property
+    def advantages(self) -> list[list[float]]:
+        """As vantagens de cada passo pela fórmula do GRPO (``grpo_advantages``, ``scale`` do
+        ``trl``)."""
+        scale = getattr(getattr(self.trainer, "args", None), "scale_rewards", "group")
+        scale = {True: "group", False: "none"}.get(scale, scale)
+        return [grpo_advantages(r, self.num_generations, scale=scale).tolist()
+                for r in self.rewards]
+
+    def logged(self, key: str) -> list[float]:
+        """Os valores de ``key`` (``"loss"``, ``"reward"``, ``"reward_std"``…) em cada passo do
+        registro de treino."""
+        values = [e[key] for e in self.trainer.state.log_history if key in e and "step" in e
+                  and not any(k.startswith("train_") for k in e)]
+        if not values:
+            history = self.trainer.state.log_history
+            raise KeyError(f"O registro de treino não tem {key!r}; chaves do 1º passo: "
+                           f"{sorted(history[0]) if history else []}.")
+        return values
+
+
+def grpo_surrogate_value(advantages, lengths) -> float:
+    """O valor da perda do GRPO num passo com razão de importância 1, ``loss_type="dapo"``, β = 0.
+
+    Cada token da resposta i contribui com −A_i·razão e a razão vale 1 (a política que gerou é a
+    que treina), então a perda é −Σ_i A_i·n_i / Σ_i n_i, com n_i os tokens da resposta i. O
+    gradiente não é zero: é o de −A_i·log π, o do REINFORCE. Serve para conferir o registro do
+    ``trl``.
+    Ver Capítulo 8, seção 8.3.
+    """
+    a = torch.as_tensor(advantages, dtype=torch.float64).reshape(-1)
+    n = torch.as_tensor(lengths, dtype=torch.float64).reshape(-1)
+    if a.numel() == 0 or a.numel() != n.numel() or bool((n < 0).any()) or float(n.sum()) == 0:
+        raise ValueError("Dê uma vantagem e um número de tokens (≥ 0, não todos zero) por "
+                         f"resposta; recebi {a.numel()} vantagens e {n.numel()} tamanhos.")
+    return float(-(a * n).sum() / n.sum())
 
 
 def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
@@ -285,21 +345,29 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
     ``reward_fn(completions, completion_ids) -> list[float]`` pontua cada resposta. A cada passo o
     *trainer* gera ``num_generations`` respostas para cada um de ``prompts_per_step`` prompts (com
     amostragem, na temperatura 1 do ``GRPOConfig``, salvo outra em ``overrides``, como
-    ``temperature=0.7``), pontua, calcula as vantagens do grupo e dá um passo. As recompensas
-    e as vantagens que ele usou ficam guardadas no ``GRPORun`` (treine com
-    ``run_training(run.trainer)``), para conferir com ``grpo_advantages``.
-    Com os padrões do ``trl`` (``beta=0``, ``num_iterations=1``) a razão de importância é 1 e o
-    passo é um REINFORCE com *baseline* do grupo, normalizado.
+    ``temperature=0.7``), pontua, calcula as vantagens do grupo e dá um passo (treine com
+    ``run_training(run.trainer)``). O ``GRPORun`` guarda o que a função de recompensa recebeu
+    (textos, tamanhos) e devolveu, só pela interface pública do ``trl``: as vantagens e a perda se
+    refazem disso (``GRPORun.advantages``, ``grpo_surrogate_value``) e se conferem com o registro
+    de treino. Com os padrões do ``trl`` (``beta=0``, ``num_iterations=1``) a razão de importância
+    é 1 e o passo é um REINFORCE com *baseline* do grupo, normalizado.
     Ver Capítulo 8, seção 8.3.
     """
     if len(dataset) == 0:
         raise ValueError("O conjunto de prompts está vazio: passe linhas com a coluna 'prompt'.")
+    if not callable(reward_fn):
+        raise TypeError("reward_fn deve ser uma função (completions, completion_ids) -> "
+                        f"list[float]; recebi {type(reward_fn).__name__}.")
     run = GRPORun(trainer=None, num_generations=num_generations)
 
     def reward(prompts, completions, completion_ids, **kwargs):
         values = [float(v) for v in reward_fn(completions, completion_ids)]
+        if len(values) != len(completion_ids):
+            raise ValueError(f"A função de recompensa devolveu {len(values)} valores para "
+                             f"{len(completion_ids)} respostas: devolva um por resposta.")
         run.rewards.append(values)
         run.completions.append([c[0]["content"] if isinstance(c, list) else c for c in completions])
+        run.lengths.append([len(ids) for ids in completion_ids])
         return values
 
     reward.__name__ = getattr(reward_fn, "__name__", "recompensa")
@@ -307,15 +375,73 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
                              per_device_train_batch_size=num_generations * prompts_per_step,
                              num_generations=num_generations,
                              max_completion_length=max_completion_length, **overrides)
-    trainer = make_trainer("grpo", model, tokenizer, dataset, args,
-                           peft_config=lora_config(rank, alpha), reward_funcs=reward)
-    original = trainer._generate_and_score_completions
-
-    def capture(*a, **k):
-        out = original(*a, **k)
-        run.advantages.append([float(x) for x in out["advantages"].reshape(-1)])
-        return out
-
-    trainer._generate_and_score_completions = capture
-    run.trainer = trainer
+    run.trainer = make_trainer("grpo", model, tokenizer, dataset, args,
+                               peft_config=lora_config(rank, alpha), reward_funcs=reward)
     return run
+
+
+@dataclass
+class RewardRate:
+    """O que ``reward_rate`` devolve: as recompensas por prompt, os textos e a taxa com o seu erro.
+
+    Ver Capítulo 8, seção 8.3.
+    """
+
+    rewards: list            # por prompt, a recompensa de cada amostra
+    completions: list        # por prompt, os textos
+
+    @property
+    def n(self) -> int:
+        return sum(len(r) for r in self.rewards)
+
+    @property
+    def rate(self) -> float:
+        """A recompensa média sobre todas as amostras."""
+        return sum(map(sum, self.rewards)) / self.n
+
+    @property
+    def se(self) -> float:
+        """Erro-padrão da taxa por agrupamento nos prompts (as amostras de um prompt não são
+        independentes): desvio das médias por prompt / √(número de prompts)."""
+        means = torch.tensor([sum(r) / len(r) for r in self.rewards], dtype=torch.float64)
+        return float(means.std() / len(means) ** 0.5) if len(means) > 1 else float("nan")
+
+
+@torch.no_grad()
+def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
+                temperature: float = 0.7, max_new_tokens: int = 16, seed: int = 0) -> RewardRate:
+    """Amostra ``samples`` respostas para cada prompt, como o ``GRPOTrainer`` amostra, e pontua.
+
+    Cada prompt (uma lista de mensagens) passa pelo template de chat; a amostragem usa
+    ``temperature``, sem top-k nem top-p (os padrões do ``GRPOConfig``), até ``max_new_tokens``
+    tokens, com a semente ``seed`` fixada antes de cada prompt (o mesmo sorteio antes e depois do
+    treino). ``reward_fn(completions, completion_ids)`` recebe os textos e os ids até o fim de
+    cada resposta (o ``<|im_end|>`` incluído, se ela terminou), como no ``trl``.
+    Ver Capítulo 8, seção 8.3.
+    """
+    prompts = list(prompts)
+    if not prompts:
+        raise ValueError("Passe ao menos um prompt (uma lista de mensagens {'role', 'content'}).")
+    if not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples deve ser um inteiro ≥ 1; recebi {samples!r}.")
+    if not temperature > 0:
+        raise ValueError(f"temperature deve ser > 0 (amostragem do GRPO); recebi {temperature!r}.")
+    eos = tokenizer.eos_token_id
+    device = next(model.parameters()).device
+    rewards, texts = [], []
+    for messages in prompts:
+        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                            return_tensors="pt", return_dict=True)["input_ids"]
+        torch.manual_seed(seed)
+        out = model.generate(input_ids=ids.repeat(samples, 1).to(device),
+                             attention_mask=torch.ones(samples, ids.shape[1], dtype=torch.long,
+                                                       device=device),
+                             do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
+                             max_new_tokens=max_new_tokens, pad_token_id=eos, eos_token_id=eos)
+        completion_ids = []
+        for row in out[:, ids.shape[1]:].tolist():
+            completion_ids.append(row[: row.index(eos) + 1] if eos in row else row)
+        completions = [tokenizer.decode(c, skip_special_tokens=True) for c in completion_ids]
+        rewards.append([float(v) for v in reward_fn(completions, completion_ids)])
+        texts.append(completions)
+    return RewardRate(rewards, texts)

@@ -10,7 +10,9 @@ verossimilhança.
 * ``mc_items`` / ``multiple_choice_accuracy``: a tarefa de múltipla escolha do curso e a pontuação
   por log-verossimilhança, com ``acc`` e ``acc_norm`` definidos como no lm-evaluation-harness;
 * ``lm_eval_task`` / ``run_lm_eval``: a mesma tarefa passada pelo lm-evaluation-harness, offline;
-* ``abstention_curve``: acurácia contra cobertura quando o modelo pode se abster (Capítulo 9).
+* ``abstention_curve``, ``auroc``, ``auroc_interval``, ``auroc_permutation_p``: acurácia contra
+  cobertura quando o modelo pode se abster, e quanto a confiança separa acertos de erros
+  (Capítulo 9).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import io
 import json
 import logging
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -68,16 +70,34 @@ def mc_items(path: str | Path | None = None) -> list[dict]:
     """As questões ``{"question", "choices", "answer"}`` da tarefa de múltipla escolha do curso.
 
     ``answer`` é o índice da alternativa certa. O arquivo padrão, ``lncc_llm/dados/fatos_mc.json``,
-    tem 16 questões de conhecimento geral escritas para o curso (em inglês, a língua do SmolLM2).
+    tem 48 questões de conhecimento geral escritas para o curso (em inglês, a língua do SmolLM2),
+    com a certa 12 vezes em cada posição. Outro ``path`` deve ser um JSON com uma lista de questões
+    no mesmo formato; um arquivo ausente ou malformado dá um erro que diz o que corrigir.
     Ver Capítulo 8, seção 8.4.
     """
-    items = json.loads(Path(path or MC_TASK_FILE).read_text(encoding="utf-8"))
+    file = Path(path or MC_TASK_FILE)
+    if not file.is_file():
+        raise FileNotFoundError(f"Arquivo de questões não encontrado: {str(file)!r}. Passe o "
+                                "caminho de um JSON com uma lista de questões "
+                                '{"question", "choices", "answer"}, ou chame mc_items() sem '
+                                "argumentos para as questões do curso.")
+    try:
+        items = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{str(file)!r} não é um JSON válido (linha {err.lineno}, coluna "
+                         f"{err.colno}: {err.msg}). O arquivo deve ser uma lista de questões "
+                         '[{"question": …, "choices": […], "answer": índice}, …].') from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{str(file)!r} não está em UTF-8: salve o JSON em UTF-8.") from None
+    if not isinstance(items, list):
+        raise ValueError(f"{str(file)!r} deve conter uma lista de questões; encontrei "
+                         f"{type(items).__name__}.")
     _check_items(items)
     return items
 
 
 def judge_pairs() -> list[tuple[str, str, str]]:
-    """Os ~20 pares do juiz: os de ``JUDGE_PAIRS`` e um por questão de ``mc_items``.
+    """Os pares do juiz: os 4 de ``JUDGE_PAIRS`` (contas) e um por questão de ``mc_items`` (52).
 
     Cada par é ``(pergunta, resposta certa, resposta errada)``; nas questões de múltipla escolha a
     errada é a primeira alternativa errada, escrita na mesma frase ("The answer is …").
@@ -104,11 +124,21 @@ class Verdict:
     label: str
     position: int
     logits: tuple[float, float]
+    probs: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def margin(self) -> float:
         """logit(primeiro rótulo) − logit(segundo rótulo)."""
         return self.logits[0] - self.logits[1]
+
+    @property
+    def mass(self) -> float:
+        """P(primeiro rótulo) + P(segundo rótulo) no próximo token, sobre o vocabulário inteiro.
+
+        É o teste de validade do juiz: perto de 1, o modelo está respondendo com um dos rótulos;
+        perto de 0, a comparação dos dois logits não quer dizer nada.
+        """
+        return self.probs[0] + self.probs[1]
 
 
 def _template(template):
@@ -164,6 +194,8 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     if not triples:
         raise ValueError("Nada para julgar: passe ao menos uma tripla "
                          "(pergunta, primeira, segunda).")
+    for triple in triples:
+        _check_triple(triple)
     prompts = [_judge_prompt(tokenizer, tpl, *t) for t in triples]
     batch = left_padded_batch(tokenizer, prompts)   # o último token de cada linha prevê o rótulo
     device = next(model.parameters()).device
@@ -171,12 +203,26 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
     logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
                    position_ids=positions.to(device), logits_to_keep=1).logits[:, -1].double().cpu()
+    probs = torch.softmax(logits, dim=-1)
     verdicts = []
-    for row in logits:
+    for row, p in zip(logits, probs):
         pair = (float(row[ids[0]]), float(row[ids[1]]))
         position = 0 if pair[0] >= pair[1] else 1
-        verdicts.append(Verdict(tpl["labels"][position], position, pair))
+        verdicts.append(Verdict(tpl["labels"][position], position, pair,
+                                (float(p[ids[0]]), float(p[ids[1]]))))
     return verdicts
+
+
+def _check_triple(triple):
+    names = ("a pergunta", "a primeira resposta", "a segunda resposta")
+    if not isinstance(triple, (tuple, list)) or len(triple) != 3:
+        raise ValueError("Cada item do juiz é uma tripla (pergunta, primeira resposta, segunda "
+                         f"resposta); recebi {triple!r}.")
+    for name, text in zip(names, triple):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{name.capitalize()} está vazia ou não é texto ({text!r}): o juiz "
+                             "precisa de uma pergunta e de duas respostas não vazias. Uma resposta "
+                             "vazia não é julgada; trate-a antes (por exemplo, como errada).")
 
 
 def judge_pair(model, tokenizer, question: str, answer_a: str, answer_b: str,
@@ -186,6 +232,8 @@ def judge_pair(model, tokenizer, question: str, answer_a: str, answer_b: str,
     Monta o pedido do ``template`` com ``answer_a`` na primeira posição e ``answer_b`` na segunda,
     passa pelo template de chat e compara, numa passagem para frente, o logit do rótulo da primeira
     posição com o da segunda. Nada é amostrado: o mesmo modelo dá o mesmo veredito.
+    ``Verdict.mass`` (P(A) + P(B)) diz se o modelo de fato responde com um dos rótulos. Pergunta ou
+    resposta vazia dá erro, não um veredito.
     Ver Capítulo 8, seção 8.4.
     """
     return judge_batch(model, tokenizer, [(question, answer_a, answer_b)], template)[0]
@@ -199,7 +247,7 @@ class PositionReport:
     * ``first`` / ``second``: escolheu a mesma *posição* nas duas ordens (viés; a regra dá empate);
     * ``correct``: vitórias consistentes da resposta certa;
     * ``calibrated``: pares em que a certa vence pela média das margens das duas ordens (a
-      calibração de posição de Wang et al., 2023: o viés de posição, igual nas duas ordens, se
+      calibração de posição de Wang et al., 2024: o viés de posição, igual nas duas ordens, se
       cancela).
     Ver Capítulo 8, seção 8.4.
     """
@@ -259,13 +307,13 @@ def position_consistency(model, tokenizer, pairs, template="padrao") -> Position
 # ----------------------------------------------------------------------------- contaminação
 
 
-def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
-    """Para cada texto de ``test``, o texto de ``train`` mais parecido e a similaridade (0 a 1).
+def cross_similarities(train, test, ngram_range=(3, 5)):
+    """A matriz (avaliação × treino) de similaridades do cosseno entre vetores TF-IDF de n-gramas
+    de caracteres (``char_wb``), de 0 a 1.
 
-    Similaridade do cosseno entre vetores TF-IDF de n-gramas de caracteres (``char_wb``), com o
-    vocabulário ajustado nos dois conjuntos: pega cópias, cópias com pequenas edições e trechos
-    reordenados. Devolve ``[(i_teste, j_treino, similaridade, suspeito)]``, com ``suspeito`` =
-    similaridade ≥ ``threshold``.
+    O IDF é ajustado na união dos dois conjuntos, então as similaridades dependem também da
+    composição do conjunto de avaliação (bom para um detector, não para comparar entre conjuntos).
+    A distribuição de todos os pares cruzados é o que justifica um limiar de suspeita.
     Ver Capítulo 8, seção 8.4.
     """
     train, test = list(train), list(test)
@@ -279,7 +327,18 @@ def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
 
     vectorizer = TfidfVectorizer(analyzer="char_wb", ngram_range=tuple(ngram_range), lowercase=True)
     matrix = vectorizer.fit_transform(train + test)
-    sims = cosine_similarity(matrix[len(train):], matrix[: len(train)])
+    return cosine_similarity(matrix[len(train):], matrix[: len(train)])
+
+
+def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
+    """Para cada texto de ``test``, o texto de ``train`` mais parecido e a similaridade (0 a 1).
+
+    Usa ``cross_similarities`` (TF-IDF de n-gramas de caracteres e cosseno): pega cópias, cópias
+    com pequenas edições e trechos reordenados. Devolve ``[(i_teste, j_treino, similaridade,
+    suspeito)]``, com ``suspeito`` = similaridade ≥ ``threshold``.
+    Ver Capítulo 8, seção 8.4.
+    """
+    sims = cross_similarities(train, test, ngram_range)
     out = []
     for i, row in enumerate(sims):
         j = int(row.argmax())
@@ -317,18 +376,35 @@ class MCResult:
     predictions_norm: list      # argmax das log p / número de caracteres da alternativa
     answers: list               # o índice da alternativa certa de cada questão
 
-    def confidences(self) -> list[float]:
+    choice_lengths: list = field(default_factory=list)   # caracteres de cada alternativa
+
+    def confidences(self, normalized: bool = False) -> list[float]:
         """Confiança de cada resposta: a maior probabilidade do softmax sobre as log p das
         alternativas.
 
+        As log p são somas sobre os tokens, e uma alternativa longa soma mais termos negativos: a
+        confiança bruta mistura certeza e tamanho. Com ``normalized=True``, o softmax vai sobre as
+        log p divididas pelo número de caracteres (as do ``acc_norm``).
         Ver Capítulo 9, seção 9.3.
         """
-        return [float(torch.softmax(torch.tensor(ll, dtype=torch.float64), dim=0).max())
-                for ll in self.loglikelihoods]
+        scores = self._scores(normalized)
+        return [float(torch.softmax(torch.tensor(v, dtype=torch.float64), dim=0).max())
+                for v in scores]
 
-    def correct(self) -> list[bool]:
-        """Se a alternativa de maior log p (a do ``acc``) é a certa, questão a questão."""
-        return [p == a for p, a in zip(self.predictions, self.answers)]
+    def _scores(self, normalized):
+        if not normalized:
+            return self.loglikelihoods
+        if len(self.choice_lengths) != len(self.loglikelihoods):
+            raise ValueError("Este resultado não guarda o tamanho das alternativas: recalcule-o "
+                             "com multiple_choice_accuracy.")
+        return [[v / n for v, n in zip(ll, lens)]
+                for ll, lens in zip(self.loglikelihoods, self.choice_lengths)]
+
+    def correct(self, normalized: bool = False) -> list[bool]:
+        """Se a alternativa escolhida é a certa, questão a questão: a de maior log p (a do
+        ``acc``) ou, com ``normalized=True``, a do ``acc_norm``."""
+        preds = self.predictions_norm if normalized else self.predictions
+        return [p == a for p, a in zip(preds, self.answers)]
 
     def subset(self, indices) -> "MCResult":
         """O mesmo resultado restrito às questões ``indices`` (acc e acc_norm recalculados).
@@ -343,7 +419,9 @@ class MCResult:
                                       pick(self.predictions_norm))
         acc = sum(p == a for p, a in zip(preds, answers)) / len(indices)
         acc_norm = sum(p == a for p, a in zip(preds_norm, answers)) / len(indices)
-        return MCResult(acc, acc_norm, pick(self.loglikelihoods), preds, preds_norm, answers)
+        lengths = pick(self.choice_lengths) if self.choice_lengths else []
+        return MCResult(acc, acc_norm, pick(self.loglikelihoods), preds, preds_norm, answers,
+                        lengths)
 
 
 def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT,
@@ -375,7 +453,8 @@ def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT,
         hits += pred == item["answer"]
         hits_norm += pred_norm == item["answer"]
     return MCResult(hits / len(items), hits_norm / len(items), lls, preds, preds_norm,
-                    [item["answer"] for item in items])
+                    [item["answer"] for item in items],
+                    [[len(c) for c in item["choices"]] for item in items])
 
 
 # ---------------------------------------------------------------------------- lm-evaluation-harness
@@ -416,13 +495,15 @@ def lm_eval_task(folder: str | Path | None = None, data_file: str | Path | None 
 
 
 def run_lm_eval(model, tokenizer, folder: str | Path | None = None,
-                quiet: bool | None = None) -> dict:
+                quiet: bool | None = None, bootstrap_iters: int = 100) -> dict:
     """Roda a tarefa ``lncc_fatos`` no lm-evaluation-harness, offline, com o modelo já carregado.
 
     Usa ``lm_eval.simple_evaluate`` com o ``HFLM`` do próprio harness em volta de ``model`` e
-    ``tokenizer`` (nada é baixado). Devolve ``{"acc", "acc_norm", "loglikelihoods"}``, com as log p
-    de cada alternativa como o harness as calculou. Sob nbval os logs e barras do harness ficam
-    calados.
+    ``tokenizer`` (nada é baixado). Devolve ``{"acc", "acc_norm", "acc_stderr", "acc_norm_stderr",
+    "loglikelihoods"}``, com as log p de cada alternativa como o harness as calculou. O erro-padrão
+    é o do próprio harness, que só o calcula com ``bootstrap_iters > 0`` (para uma média, ele usa a
+    fórmula desvio/√n, sem sorteio; com 0, devolve ``nan``). Sob nbval os logs e barras do harness
+    ficam calados.
     Ver Capítulo 8, seção 8.4.
     """
     try:
@@ -451,13 +532,16 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None,
                                           task_manager=TaskManager(include_path=str(folder)),
                                           log_samples=True, random_seed=0, numpy_random_seed=0,
                                           torch_random_seed=0, fewshot_random_seed=0,
-                                          bootstrap_iters=0)
+                                          bootstrap_iters=bootstrap_iters)
     finally:
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
     metrics = res["results"][MC_TASK_NAME]
     samples = sorted(res["samples"][MC_TASK_NAME], key=lambda s: s["doc_id"])
+    stderr = {f"{m}_stderr": _float_or_nan(metrics.get(f"{m}_stderr,none"))
+              for m in ("acc", "acc_norm")}
     return {"acc": float(metrics["acc,none"]), "acc_norm": float(metrics["acc_norm,none"]),
+            **stderr,
             "loglikelihoods": [[float(r[0][0]) for r in s["resps"]] for s in samples]}
 
 
@@ -473,8 +557,9 @@ def abstention_curve(confidences, correct) -> list[tuple[float, float, float]]:
     (cobertura 1) é a acurácia sem abstenção.
     Ver Capítulo 9, seção 9.3.
     """
+    confidences, correct = list(confidences), list(correct)
     pairs = list(zip(confidences, correct))
-    if not pairs or len(pairs) != len(list(confidences)) or len(pairs) != len(list(correct)):
+    if not pairs or len(pairs) != len(confidences) or len(pairs) != len(correct):
         raise ValueError("Dê uma confiança e um acerto para cada questão "
                          "(listas não vazias, do mesmo tamanho).")
     out = []
@@ -482,3 +567,75 @@ def abstention_curve(confidences, correct) -> list[tuple[float, float, float]]:
         answered = [ok for c, ok in pairs if c >= threshold]
         out.append((threshold, len(answered) / len(pairs), sum(answered) / len(answered)))
     return out
+
+
+def _float_or_nan(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):     # o harness escreve "N/A" sem bootstrap
+        return float("nan")
+
+
+def auroc(scores, labels) -> float:
+    """Área sob a curva ROC: a chance de uma questão certa ter confiança maior que uma errada.
+
+    A estatística de Mann–Whitney, com empates contando meio: 0,5 é o acaso, 1 separa tudo.
+    ``labels`` são acertos (booleanos); precisa de ao menos um certo e um errado.
+    Ver Capítulo 9, seção 9.3.
+    """
+    import numpy as np
+
+    s = np.asarray(list(scores), dtype=float)
+    y = np.asarray(list(labels), dtype=bool)
+    if s.shape != y.shape or s.ndim != 1:
+        raise ValueError("Dê uma confiança e um acerto por questão (listas do mesmo tamanho).")
+    pos, neg = s[y], s[~y]
+    if len(pos) == 0 or len(neg) == 0:
+        raise ValueError("A AUROC precisa de ao menos uma questão certa e uma errada; recebi "
+                         f"{len(pos)} certas e {len(neg)} erradas.")
+    greater = (pos[:, None] > neg[None, :]).sum()
+    ties = (pos[:, None] == neg[None, :]).sum()
+    return float((greater + 0.5 * ties) / (len(pos) * len(neg)))
+
+
+def auroc_interval(scores, labels, *, n_boot: int = 2000, level: float = 0.95,
+                   seed: int = 0) -> tuple[float, float, float]:
+    """A AUROC e um intervalo *bootstrap* de percentis: ``(auroc, baixo, alto)``.
+
+    Sorteia as questões com reposição ``n_boot`` vezes (gerador do NumPy com ``seed``); amostras
+    sem uma certa ou sem uma errada são descartadas. Com poucas questões o intervalo é largo, e é
+    isso que ele deve mostrar.
+    Ver Capítulo 9, seção 9.3.
+    """
+    import numpy as np
+
+    s = np.asarray(list(scores), dtype=float)
+    y = np.asarray(list(labels), dtype=bool)
+    point = auroc(s, y)
+    if not 0 < level < 1:
+        raise ValueError(f"level deve estar entre 0 e 1 (por exemplo 0.95); recebi {level!r}.")
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(s), len(s))
+        if y[idx].all() or not y[idx].any():
+            continue
+        values.append(auroc(s[idx], y[idx]))
+    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return point, float(low), float(high)
+
+
+def auroc_permutation_p(scores, labels, *, n_perm: int = 2000, seed: int = 0) -> float:
+    """Valor-p de permutação: a chance de uma AUROC tão longe de 0,5 quanto a medida se a
+    confiança não tivesse relação com o acerto (rótulos embaralhados ``n_perm`` vezes).
+
+    Ver Capítulo 9, seção 9.3.
+    """
+    import numpy as np
+
+    s = np.asarray(list(scores), dtype=float)
+    y = np.asarray(list(labels), dtype=bool)
+    observed = abs(auroc(s, y) - 0.5)
+    rng = np.random.default_rng(seed)
+    hits = sum(abs(auroc(s, rng.permutation(y)) - 0.5) >= observed - 1e-12 for _ in range(n_perm))
+    return (hits + 1) / (n_perm + 1)

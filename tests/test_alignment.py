@@ -118,7 +118,10 @@ def test_gradient_variance_analytic_two_action_case():
     assert al.policy_gradient_variance([1.0, 0.0], baseline=0.5, noise=0.0) == pytest.approx(0.0, abs=1e-12)
 
 
-def test_grpo_trainer_uses_exactly_the_group_advantages(tiny_dir):
+def test_grpo_trainer_logged_loss_is_minus_the_token_weighted_advantage(tiny_dir):
+    """Só pela interface pública: a perda que o trl registra é −Σ A_i n_i / Σ n_i, com as vantagens
+    da fórmula do GRPO e os tamanhos que a função de recompensa recebeu (razão de importância 1).
+    Se uma versão nova do trl mudar a normalização, este teste falha."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -127,12 +130,71 @@ def test_grpo_trainer_uses_exactly_the_group_advantages(tiny_dir):
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
     prompts = Dataset.from_list([{"prompt": [{"role": "user", "content": q}]} for q in ("Hi", "Name a fruit.")])
+    # um <|im_end|> frequente, para as respostas terem tamanhos diferentes
+    with torch.no_grad():
+        model.lm_head.weight[tok.eos_token_id] = 0.8 * torch.randn(model.config.hidden_size,
+                                                                  generator=torch.Generator().manual_seed(1))
 
     def by_length(completions, completion_ids):
         return [float(len(ids) % 3) for ids in completion_ids]
 
     run = al.grpo_trainer(model, tok, prompts, by_length, steps=2, learning_rate=1e-2, max_completion_length=6)
     run_training(run.trainer)
-    assert len(run.rewards) == len(run.advantages) == 2 and len(run.rewards[0]) == 8
-    for rewards, advantages in zip(run.rewards, run.advantages):
-        assert al.grpo_advantages(rewards, 4).tolist() == pytest.approx(advantages, abs=1e-5)
+    assert len({n for step in run.lengths for n in step}) > 1
+    assert len(run.rewards) == len(run.lengths) == len(run.advantages) == 2 and len(run.rewards[0]) == 8
+    assert run.logged("reward") == pytest.approx(run.mean_rewards, abs=1e-5)
+    expected = [al.grpo_surrogate_value(a, n) for a, n in zip(run.advantages, run.lengths)]
+    assert run.logged("loss") == pytest.approx(expected, abs=1e-4)
+    assert any(abs(v) > 1e-3 for v in expected)        # as respostas têm tamanhos diferentes
+    with pytest.raises(KeyError, match="registro"):
+        run.logged("nao_existe")
+
+
+def test_grpo_surrogate_value_known_numbers_and_bad_input():
+    # vantagens ±1 em respostas de 3 e 1 tokens: −(3 − 1)/4
+    assert al.grpo_surrogate_value([1.0, -1.0], [3, 1]) == pytest.approx(-0.5)
+    assert al.grpo_surrogate_value([1.0, -1.0], [2, 2]) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="vantagem"):
+        al.grpo_surrogate_value([1.0], [2, 2])
+    with pytest.raises(ValueError, match="vantagem"):
+        al.grpo_surrogate_value([1.0, 2.0], [0, 0])
+
+
+def test_reward_rate_is_reproducible_and_checks_its_inputs(tiny_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
+    prompts = [[{"role": "user", "content": q}] for q in ("Hi", "Name a fruit.")]
+    seen = []
+
+    def ended(completions, completion_ids):
+        seen.extend(completion_ids)
+        return [1.0 if tok.eos_token_id in ids else 0.0 for ids in completion_ids]
+
+    a = al.reward_rate(model, tok, prompts, ended, samples=5, max_new_tokens=4)
+    b = al.reward_rate(model, tok, prompts, ended, samples=5, max_new_tokens=4)
+    assert a.rewards == b.rewards and a.completions == b.completions
+    assert a.n == 10 and 0.0 <= a.rate <= 1.0 and len(a.rewards) == 2
+    assert all(len(ids) <= 4 for ids in seen)
+    assert all(ids.index(tok.eos_token_id) == len(ids) - 1 for ids in seen if tok.eos_token_id in ids)
+    with pytest.raises(ValueError, match="prompt"):
+        al.reward_rate(model, tok, [], ended)
+    with pytest.raises(ValueError, match="temperature"):
+        al.reward_rate(model, tok, prompts, ended, temperature=0)
+
+
+def test_dpo_trainer_evaluate_reports_the_hand_numbers_on_held_out_pairs(tiny_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
+    held_out = al.preference_dataset("validacao")
+    assert len(held_out) == 4 and len(al.preference_dataset()) == 8
+    trainer = al.dpo_trainer(model, tok, steps=1, learning_rate=1e-2, batch_size=2,
+                             eval_datasets={"reservados": held_out})
+    metrics = trainer.evaluate(eval_dataset="reservados")
+    assert metrics["eval_loss"] == pytest.approx(math.log(2), abs=1e-6)
+    assert metrics["eval_rewards/margins"] == pytest.approx(0.0, abs=1e-6)
+    with pytest.raises(ValueError, match="eval_datasets"):
+        al.dpo_trainer(model, tok, steps=1, eval_datasets={"vazio": held_out.select([])})

@@ -7,12 +7,52 @@ from lncc_llm import evaluation as ev
 from lncc_llm.likelihood import sequence_logprob
 
 
-def test_course_task_has_16_items_with_balanced_answers():
+def test_course_task_has_48_items_with_balanced_answers():
     items = ev.mc_items()
-    assert len(items) == 16
-    assert sorted(i["answer"] for i in items) == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert len(items) == 48
+    assert sorted(i["answer"] for i in items) == [0] * 12 + [1] * 12 + [2] * 12 + [3] * 12
     assert all(len(i["choices"]) == 4 and len(set(i["choices"])) == 4 for i in items)
-    assert len(ev.judge_pairs()) == 20
+    assert len({i["question"] for i in items}) == 48
+    assert len(ev.judge_pairs()) == 52
+
+
+def test_mc_items_bad_files_get_clear_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="não encontrado"):
+        ev.mc_items(tmp_path / "nao_existe.json")
+    bad = tmp_path / "ruim.json"
+    bad.write_text('[{"question": "x", "choices": ["a", "b"], "answer": 0,}]', encoding="utf-8")
+    with pytest.raises(ValueError, match="não é um JSON válido.*linha 1"):
+        ev.mc_items(bad)
+    bad.write_text('{"question": "x"}', encoding="utf-8")
+    with pytest.raises(ValueError, match="lista de questões"):
+        ev.mc_items(bad)
+    bad.write_text('[{"question": "x", "choices": ["a", "b"], "answer": 2}]', encoding="utf-8")
+    with pytest.raises(ValueError, match="índice"):
+        ev.mc_items(bad)
+    bad.write_bytes("[{\"question\": \"ol\xe1\"}]".encode("latin-1"))
+    with pytest.raises(ValueError, match="UTF-8"):
+        ev.mc_items(bad)
+
+
+def test_judge_refuses_empty_question_or_answer(decoder):
+    model, tok = decoder
+    for triple in (("What is 2 + 2?", "", "4"), ("What is 2 + 2?", "4", "   "), ("", "4", "5"),
+                   ("What is 2 + 2?", None, "4")):
+        with pytest.raises(ValueError, match="vazia"):
+            ev.judge_pair(model, tok, *triple)
+        with pytest.raises(ValueError, match="vazia"):
+            ev.judge_batch(model, tok, [("Name a fruit.", "Apple.", "Car."), triple])
+    with pytest.raises(ValueError, match="tripla"):
+        ev.judge_batch(model, tok, [("só a pergunta", "uma resposta")])
+
+
+def test_judge_reports_the_probability_mass_of_its_labels(decoder):
+    import torch
+
+    model, tok = decoder
+    v = ev.judge_pair(model, tok, "What is 2 + 2?", "4.", "5.")
+    assert 0.0 < v.mass <= 1.0
+    assert v.probs[0] / v.probs[1] == pytest.approx(torch.tensor(v.margin).exp().item(), rel=1e-6)
 
 
 def test_judge_labels_must_be_single_distinct_tokens(decoder):
@@ -103,6 +143,13 @@ def test_lm_eval_harness_agrees_with_our_scorer_offline(tiny_dir, tmp_path):
     assert harness["acc"] == ours.acc and harness["acc_norm"] == ours.acc_norm
     flat = [v for row in harness["loglikelihoods"] for v in row]
     assert flat == pytest.approx([v for row in ours.loglikelihoods for v in row], abs=1e-3)
+    # o erro-padrão do harness é o de uma média: desvio amostral (n − 1) / √n
+    hits = ours.correct()
+    p, n = sum(hits) / len(hits), len(hits)
+    expected_se = (p * (1 - p) * n / (n - 1)) ** 0.5 / n ** 0.5
+    assert harness["acc_stderr"] == pytest.approx(expected_se, abs=1e-9)
+    without = ev.run_lm_eval(model, tok, folder, quiet=True, bootstrap_iters=0)
+    assert without["acc_stderr"] != without["acc_stderr"]          # nan: o harness não calcula
 
 
 def test_lm_eval_in_a_kernel_with_a_fresh_datasets_cache_shows_nothing_under_nbval(tiny_dir, tmp_path):
@@ -126,7 +173,7 @@ def test_lm_eval_in_a_kernel_with_a_fresh_datasets_cache_shows_nothing_under_nbv
     ]
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
     assert nb.cells[1].outputs == []
-    assert nb.cells[2].outputs[0]["text"].strip() == "['acc', 'acc_norm', 'loglikelihoods']"
+    assert nb.cells[2].outputs[0]["text"].strip() == "['acc', 'acc_norm', 'acc_norm_stderr', 'acc_stderr', 'loglikelihoods']"
 
 
 def test_abstention_curve_trades_coverage_for_accuracy():
@@ -144,3 +191,41 @@ def test_mc_confidences_are_the_softmax_maximum():
     res = ev.MCResult(0.5, 0.5, [[0.0, 0.0], [0.0, -100.0]], [0, 0], [0, 0], [0, 1])
     assert res.confidences() == pytest.approx([0.5, 1.0])
     assert res.correct() == [True, False]
+
+
+def test_auroc_matches_sklearn_and_its_interval_contains_it():
+    from sklearn.metrics import roc_auc_score
+
+    scores = [0.9, 0.8, 0.8, 0.4, 0.3, 0.7, 0.2, 0.8]
+    labels = [True, True, False, False, True, False, False, True]
+    assert ev.auroc(scores, labels) == pytest.approx(roc_auc_score(labels, scores))
+    assert ev.auroc([1, 2, 3, 4], [False, False, True, True]) == 1.0
+    assert ev.auroc([1, 1, 1, 1], [False, True, False, True]) == 0.5        # empates contam meio
+    point, low, high = ev.auroc_interval(scores, labels, n_boot=500)
+    assert low <= point <= high and 0.0 <= low and high <= 1.0
+    assert ev.auroc_permutation_p([1, 2, 3, 4, 5, 6, 7, 8], [False] * 4 + [True] * 4) < 0.05
+    assert ev.auroc_permutation_p(scores, labels) > 0.05
+    with pytest.raises(ValueError, match="uma questão certa e uma errada"):
+        ev.auroc([0.1, 0.2], [True, True])
+    with pytest.raises(ValueError, match="mesmo tamanho"):
+        ev.auroc([0.1, 0.2], [True])
+
+
+def test_abstention_curve_accepts_generators():
+    curve = ev.abstention_curve((c for c in [0.9, 0.5]), (ok for ok in [True, False]))
+    assert curve == [(0.9, 0.5, 1.0), (0.5, 1.0, 0.5)]
+
+
+def test_normalized_confidence_uses_per_character_scores():
+    r = ev.MCResult(0.0, 0.0, [[-2.0, -6.0]], [0], [1], [1], [[1, 6]])
+    assert r.confidences()[0] == pytest.approx(1 / (1 + 2.718281828459045 ** -4), rel=1e-9)
+    assert r.confidences(normalized=True)[0] == pytest.approx(1 / (1 + 2.718281828459045 ** -1), rel=1e-9)
+    assert r.correct() == [False] and r.correct(normalized=True) == [True]
+
+
+def test_cross_similarities_flags_a_copy_above_all_other_pairs():
+    train = ["El Niño warms the Pacific.", "Trade winds blow west.", "A monsoon is seasonal."]
+    test = ["el nino warms the pacific", "What is a volcano?"]
+    sims = ev.cross_similarities(train, test)
+    assert sims.shape == (2, 3)
+    assert sims[0, 0] == sims.max() and sims[0, 0] > 0.5
