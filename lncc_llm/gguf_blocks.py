@@ -105,7 +105,8 @@ def unpermute_qk(weight, n_heads: int) -> np.ndarray:
     """
     w = np.asarray(weight)
     if not isinstance(n_heads, int) or n_heads < 1 or w.shape[0] % (2 * n_heads):
-        raise ValueError(f"{w.shape[0]} linhas não se dividem em {n_heads!r} cabeças de tamanho "
-                         "par: use o número de cabeças de consulta (para attn_q) ou de chave (attn_k).")
+        raise ValueError(f"{w.shape[0]} linhas não se dividem em {n_heads!r} cabeças "
+                         "de tamanho par: use o número de cabeças de consulta (para attn_q) ou "
+                         "de chave (attn_k).")
     half = w.shape[0] // n_heads // 2
     return w.reshape(n_heads, half, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
