@@ -414,9 +414,10 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
 
     Cada prompt (uma lista de mensagens) passa pelo template de chat; a amostragem usa
     ``temperature``, sem top-k nem top-p (os padrões do ``GRPOConfig``), até ``max_new_tokens``
-    tokens, com a semente ``seed`` fixada antes de cada prompt (o mesmo sorteio antes e depois do
-    treino). ``reward_fn(completions, completion_ids)`` recebe os textos e os ids até o fim de
-    cada resposta (o ``<|im_end|>`` incluído, se ela terminou), como no ``trl``.
+    tokens; todos os prompts vão num lote só (preenchido à esquerda), com a semente ``seed`` fixada
+    antes (o mesmo sorteio antes e depois do treino). ``reward_fn(completions, completion_ids)``
+    recebe os textos e os ids até o fim de cada resposta (o ``<|im_end|>`` incluído, se ela
+    terminou), como no ``trl``.
     Ver Capítulo 8, seção 8.3.
     """
     prompts = list(prompts)
@@ -426,21 +427,24 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
         raise ValueError(f"samples deve ser um inteiro ≥ 1; recebi {samples!r}.")
     if not temperature > 0:
         raise ValueError(f"temperature deve ser > 0 (amostragem do GRPO); recebi {temperature!r}.")
+    from .likelihood import left_padded_batch
+
     eos = tokenizer.eos_token_id
     device = next(model.parameters()).device
+    texts_in = [tokenizer.apply_chat_template(m, add_generation_prompt=True, tokenize=False)
+                for m in prompts]
+    batch = left_padded_batch(tokenizer, texts_in)       # todos os prompts num lote só
+    ids = batch["input_ids"].repeat_interleave(samples, dim=0).to(device)
+    mask = batch["attention_mask"].repeat_interleave(samples, dim=0).to(device)
+    torch.manual_seed(seed)
+    out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
+                         temperature=temperature, top_k=0, top_p=1.0,
+                         max_new_tokens=max_new_tokens, pad_token_id=eos, eos_token_id=eos)
+    rows = out[:, ids.shape[1]:].tolist()
     rewards, texts = [], []
-    for messages in prompts:
-        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                            return_tensors="pt", return_dict=True)["input_ids"]
-        torch.manual_seed(seed)
-        out = model.generate(input_ids=ids.repeat(samples, 1).to(device),
-                             attention_mask=torch.ones(samples, ids.shape[1], dtype=torch.long,
-                                                       device=device),
-                             do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
-                             max_new_tokens=max_new_tokens, pad_token_id=eos, eos_token_id=eos)
-        completion_ids = []
-        for row in out[:, ids.shape[1]:].tolist():
-            completion_ids.append(row[: row.index(eos) + 1] if eos in row else row)
+    for k in range(len(prompts)):
+        completion_ids = [row[: row.index(eos) + 1] if eos in row else row
+                          for row in rows[k * samples:(k + 1) * samples]]
         completions = [tokenizer.decode(c, skip_special_tokens=True) for c in completion_ids]
         rewards.append([float(v) for v in reward_fn(completions, completion_ids)])
         texts.append(completions)

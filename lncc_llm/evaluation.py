@@ -639,3 +639,18 @@ def auroc_permutation_p(scores, labels, *, n_perm: int = 2000, seed: int = 0) ->
     rng = np.random.default_rng(seed)
     hits = sum(abs(auroc(s, rng.permutation(y)) - 0.5) >= observed - 1e-12 for _ in range(n_perm))
     return (hits + 1) / (n_perm + 1)
+
+
+def wilson_interval(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Intervalo de Wilson (95 % com z = 1,96) para uma taxa de ``hits`` acertos em ``n``.
+
+    Ao contrário de p ± z·EP, não sai de [0, 1] e não encolhe a zero quando p = 0 ou 1: com 8 de 8,
+    o intervalo ainda vai de 0,68 a 1. São os p cujo teste de escore não rejeita a taxa medida.
+    Ver Capítulo 8, seção 8.3.3.
+    """
+    if not (isinstance(n, int) and n >= 1 and isinstance(hits, int) and 0 <= hits <= n):
+        raise ValueError(f"Dê inteiros 0 ≤ hits ≤ n, com n ≥ 1; recebi hits={hits!r}, n={n!r}.")
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return max(0.0, centre - half), min(1.0, centre + half)

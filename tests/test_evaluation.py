@@ -229,3 +229,18 @@ def test_cross_similarities_flags_a_copy_above_all_other_pairs():
     sims = ev.cross_similarities(train, test)
     assert sims.shape == (2, 3)
     assert sims[0, 0] == sims.max() and sims[0, 0] > 0.5
+
+
+def test_wilson_interval_solves_the_score_equation():
+    import math
+
+    for hits, n in ((8, 8), (1, 8), (37, 128), (0, 5)):
+        low, high = ev.wilson_interval(hits, n)
+        p = hits / n
+        for bound in (low, high):
+            if 0 < bound < 1:      # |p − b| = z·√(b(1 − b)/n) nas duas pontas
+                assert abs(p - bound) == pytest.approx(1.96 * math.sqrt(bound * (1 - bound) / n), rel=1e-9)
+        assert low <= p <= high
+    assert ev.wilson_interval(8, 8)[0] == pytest.approx(0.6756, abs=1e-4)
+    with pytest.raises(ValueError, match="hits"):
+        ev.wilson_interval(9, 8)
