@@ -150,6 +150,16 @@ def test_grpo_trainer_logged_loss_is_minus_the_token_weighted_advantage(tiny_dir
         run.logged("nao_existe")
 
 
+def test_grpo_trainer_refuses_a_reward_that_is_not_a_function():
+    from datasets import Dataset
+
+    prompts = Dataset.from_list([{"prompt": [{"role": "user", "content": "Hi"}]}])
+    with pytest.raises(TypeError, match="reward_fn"):
+        al.grpo_trainer(None, None, prompts, [1.0, 0.0])
+    with pytest.raises(ValueError, match="vazio"):
+        al.grpo_trainer(None, None, prompts.select([]), lambda c, ids: [])
+
+
 def test_grpo_surrogate_value_known_numbers_and_bad_input():
     # vantagens ±1 em respostas de 3 e 1 tokens: −(3 − 1)/4
     assert al.grpo_surrogate_value([1.0, -1.0], [3, 1]) == pytest.approx(-0.5)
