@@ -434,9 +434,9 @@ def multiple_choice_accuracy(model, tokenizer, items, prompt: str = MC_PROMPT,
     dividir cada log p pelo número de caracteres da alternativa (sem o delimitador), o que tira a
     vantagem das respostas curtas. Nada é gerado; o modelo só dá probabilidades.
     A alternativa é tokenizada à parte do contexto; o lm-evaluation-harness tokeniza contexto e
-    alternativa juntos e depois separa. Com o tokenizador do SmolLM2 e o delimitador " ", os dois dão
-    os mesmos tokens (o Capítulo 8 confere as log p a 1e-4); com outro tokenizador, uma fronteira de
-    BPE pode mudar.
+    alternativa juntos e depois separa. Com o tokenizador do SmolLM2 e o delimitador " ", os dois
+    dão os mesmos tokens (o Capítulo 8 confere as log p, a menos do arredondamento de float32); com
+    outro tokenizador, uma fronteira de BPE pode mudar.
     Ver Capítulo 8, seção 8.4.
     """
     items = list(items)
