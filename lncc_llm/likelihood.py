@@ -124,32 +124,9 @@ def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False
             attention[i, : len(ids)] = 1
             completion_mask[i, n_prompt : len(ids)] = 1
         kwargs = {} if bool(attention.all()) else {"attention_mask": attention.to(device)}
-        out.extend(_completion_logprob_sums(model, input_ids, completion_mask, kwargs, device))
-    return out
-
-
-def _completion_logprob_sums(model, input_ids, completion_mask, kwargs, device) -> list[float]:
-    """``masked_logprob_sums`` sem projetar no vocabulário as posições do prompt.
-
-    Só as posições que preveem um token da completação passam pela cabeça de saída: as mesmas
-    contas, linha a linha, com uma fração do custo (o prompt costuma ser a maior parte). Modelos sem
-    ``get_decoder``/``get_output_embeddings`` usam a passagem comum.
-    """
-    try:
-        decoder, head = model.get_decoder(), model.get_output_embeddings()
-    except (AttributeError, NotImplementedError):
-        decoder = head = None
-    if decoder is None or head is None:
         logits = model(input_ids=input_ids.to(device), **kwargs).logits.cpu()
-        return [float(v) for v in masked_logprob_sums(logits, input_ids, completion_mask)]
-    hidden = decoder(input_ids=input_ids.to(device), **kwargs).last_hidden_state[:, :-1]
-    wanted = completion_mask[:, 1:].bool()
-    logits = head(hidden[wanted.to(hidden.device)]).cpu()
-    logp = torch.log_softmax(logits.double(), dim=-1)
-    picked = logp.gather(-1, input_ids[:, 1:][wanted].unsqueeze(-1)).squeeze(-1)
-    rows = wanted.nonzero()[:, 0]
-    sums = torch.zeros(input_ids.shape[0], dtype=torch.float64).index_add_(0, rows, picked)
-    return [float(v) for v in sums]
+        out.extend(float(v) for v in masked_logprob_sums(logits, input_ids, completion_mask))
+    return out
 
 
 def sequence_logprob(model, tokenizer, prompt, completion, chat: bool = False) -> float:
