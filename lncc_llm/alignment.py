@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from .likelihood import masked_logprob_sums, sequence_logprob  # noqa: F401  (reexportadas)
 from .style import style_questions
 from .trainers import cpu_training_args, lora_config, make_trainer
+from .training import mean_and_se
 
 # ----------------------------------------------------------------------- o conjunto de preferências
 
@@ -302,8 +303,8 @@ class GRPORun:
     def advantages(self) -> list[list[float]]:
         """As vantagens de cada passo pela fórmula do GRPO (``grpo_advantages``, ``scale`` do
         ``trl``)."""
+        # o GRPOConfig já converte True/False em "group"/"none"
         scale = getattr(getattr(self.trainer, "args", None), "scale_rewards", "group")
-        scale = {True: "group", False: "none"}.get(scale, scale)
         return [grpo_advantages(r, self.num_generations, scale=scale).tolist()
                 for r in self.rewards]
 
@@ -403,8 +404,8 @@ class RewardRate:
     def se(self) -> float:
         """Erro-padrão da taxa por agrupamento nos prompts (as amostras de um prompt não são
         independentes): desvio das médias por prompt / √(número de prompts)."""
-        means = torch.tensor([sum(r) / len(r) for r in self.rewards], dtype=torch.float64)
-        return float(means.std() / len(means) ** 0.5) if len(means) > 1 else float("nan")
+        means = [sum(r) / len(r) for r in self.rewards]
+        return mean_and_se(means)[1] if len(means) > 1 else float("nan")
 
 
 @torch.no_grad()
