@@ -178,8 +178,14 @@ def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
             for body in _dropdowns(src):
                 assert not _FENCE.search(body), f"célula {i}: solução recolhida com bloco de código; vire célula de código"
         elif cell["cell_type"] == "code":
-            hidden_book = "hide-input" in cell.get("metadata", {}).get("tags", [])
-            hidden_lab = cell.get("metadata", {}).get("jupyter", {}).get("source_hidden", False)
+            tags = cell.get("metadata", {}).get("tags", [])
+            jupyter = cell.get("metadata", {}).get("jupyter", {})
+            hidden_book = "hide-input" in tags or "hide-cell" in tags
+            hidden_lab = jupyter.get("source_hidden", False)
             assert hidden_book == hidden_lab, f"célula {i}: recolha no livro e no JupyterLab, as duas ou nenhuma"
-            if hidden_book:
+            if "hide-cell" in tags:   # a comparação com o texto-base: código e saída recolhidos (EDITORIAL §1)
+                assert src.lstrip().startswith("# Comparação com o texto-base"), (
+                    f"célula {i}: só a comparação com o texto-base recolhe código e saída juntos")
+                assert jupyter.get("outputs_hidden", False), f"célula {i}: recolha também a saída no JupyterLab"
+            elif hidden_book:
                 assert src.lstrip().startswith("# Solução"), f"célula {i}: célula recolhida deve começar por '# Solução'"
