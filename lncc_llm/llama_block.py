@@ -21,7 +21,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-5) -> torch.
     Ao contrário da LayerNorm, não subtrai a média nem soma viés: só divide pela raiz da média dos
     quadrados e aplica um ganho por coordenada. A conta vai em float32 e volta ao tipo de ``x``,
     como na ``LlamaRMSNorm`` do ``transformers``.
-    Ver Capítulo 3, seção 3.1.
+    Ver Capítulo 3, seção 3.9.1.
     """
     if weight.shape[-1] != x.shape[-1]:
         raise ValueError(f"O ganho tem {weight.shape[-1]} coordenadas e x tem {x.shape[-1]}: use o "
@@ -38,7 +38,7 @@ def swiglu(x: torch.Tensor, gate_weight: torch.Tensor, up_weight: torch.Tensor,
     Três matrizes no lugar das duas da FFN de 2017: ``up`` leva a ``d_ff`` dimensões, ``gate``
     decide, coordenada a coordenada, quanto de cada uma passa (pela SiLU), e ``down`` volta a ``d``.
     Os pesos têm a forma dos ``nn.Linear`` (saída, entrada).
-    Ver Capítulo 3, seção 3.1.
+    Ver Capítulo 3, seção 3.9.2.
     """
     d = x.shape[-1]
     if gate_weight.shape != up_weight.shape or gate_weight.shape[1] != d \
@@ -54,7 +54,7 @@ def repeat_kv(kv: torch.Tensor, n_rep: int) -> torch.Tensor:
 
     Na GQA, as cabeças de consulta ``h·n_rep`` a ``h·n_rep + n_rep − 1`` usam a cabeça de chave e
     valor ``h``. No SmolLM2, 9 de consulta e 3 de chave/valor: ``n_rep = 3``.
-    Ver Capítulo 3, seção 3.1.
+    Ver Capítulo 3, seção 3.9.3.
     """
     if kv.dim() != 4 or not isinstance(n_rep, int) or n_rep < 1:
         raise ValueError("repeat_kv espera um tensor (lote, cabeças, posições, d_cabeça) e n_rep "
@@ -69,7 +69,7 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int,
 
     Com GQA, só as cabeças de chave/valor entram na conta: no SmolLM2 (3 em vez de 9), o cache é
     um terço do de uma atenção multi-cabeça com as mesmas 9 cabeças.
-    Ver Capítulo 3, seção 3.1.
+    Ver Capítulo 3, seção 3.9.3.
     """
     values = (n_layers, n_kv_heads, head_dim, seq_len, bytes_per_value, batch)
     if not all(isinstance(v, int) and v >= 1 for v in values):
