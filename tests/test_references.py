@@ -50,14 +50,9 @@ KNOWN_BROKEN = {
 # Frases que dizem o que outro capítulo ensina: algum título do capítulo citado deve conter o termo.
 # (arquivo, trecho da frase, capítulo citado, termo)
 TOPIC_CLAIMS = [
-    ("book/apendice_a_gpt_do_zero.ipynb", "top-k ou top-p (o Capítulo 4 trata deles)", "4", "top-k"),
+    ("book/apendice_a_gpt_do_zero.ipynb", "sem filtros como o top-p do Capítulo 4", "4", "top-p"),
 ]
-KNOWN_BROKEN_TOPICS = {
-    ("book/apendice_a_gpt_do_zero.ipynb", "top-k"): (
-        "o Capítulo 4 ensina temperatura e top-p, mas não top-k; a issue dos Capítulos 4–5 acrescenta "
-        "o top-k ao Capítulo 4 (ou muda a frase)"
-    ),
-}
+KNOWN_BROKEN_TOPICS: dict = {}
 
 
 def _strip_fences(text):
