@@ -183,9 +183,12 @@ def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
             hidden_book = "hide-input" in tags or "hide-cell" in tags
             hidden_lab = jupyter.get("source_hidden", False)
             assert hidden_book == hidden_lab, f"célula {i}: recolha no livro e no JupyterLab, as duas ou nenhuma"
-            if "hide-cell" in tags:   # a comparação com o texto-base: código e saída recolhidos (EDITORIAL §1)
-                assert src.lstrip().startswith("# Comparação com o texto-base"), (
-                    f"célula {i}: só a comparação com o texto-base recolhe código e saída juntos")
+            if "hide-cell" in tags:   # código e saída recolhidos: fora da lição (EDITORIAL §1 e §3)
+                assert src.lstrip().startswith(("# Comparação com o texto-base", "# Verificação do ambiente")), (
+                    f"célula {i}: só a comparação com o texto-base e a verificação do ambiente recolhem código e "
+                    "saída juntos")
                 assert jupyter.get("outputs_hidden", False), f"célula {i}: recolha também a saída no JupyterLab"
             elif hidden_book:
-                assert src.lstrip().startswith("# Solução"), f"célula {i}: célula recolhida deve começar por '# Solução'"
+                assert src.lstrip().startswith(("# Solução", "# Figura")), (
+                    f"célula {i}: só soluções e o código que desenha uma figura ficam recolhidos; comece por "
+                    "'# Solução' ou '# Figura'")
