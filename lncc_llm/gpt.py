@@ -8,13 +8,14 @@ O arquivo tem quatro partes, na ordem do Apêndice A:
 3. ``GPTModel``, que empilha as peças (A.8), e ``count_parameters``;
 4. ``generate``, o laço autorregressivo (A.9 e A.12).
 
-Com ``GPT_CONFIG_124M`` o modelo tem a forma do menor GPT-2: 163.009.536
-parâmetros com camada de saída própria e 124.412.160 com ela amarrada aos
+Com ``GPT_CONFIG_124M`` o modelo tem a forma do menor GPT-2: 163 009 536
+parâmetros com camada de saída própria e 124 412 160 com ela amarrada aos
 *embeddings* (``tie_weights=True``). Os módulos são criados sempre na mesma
 ordem (*embeddings* de token e de posição, depois, bloco a bloco, Q/K/V, a
 projeção de saída da atenção e as duas camadas da FFN, e por fim a camada de
 saída): é essa ordem que faz ``torch.manual_seed(123)`` dar os mesmos pesos e os
-mesmos *logits* impressos na aula.
+mesmos *logits* impressos no texto-base. O Apêndice A escreve estas mesmas classes
+célula a célula e confere que dão os mesmos *logits* que este arquivo.
 """
 from __future__ import annotations
 
@@ -158,7 +159,7 @@ class CausalSelfAttention(nn.Module):
     GPT-2): as linhas ``[0, d)`` do seu peso dão Q, ``[d, 2d)`` dão K e
     ``[2d, 3d)`` dão V. Cada cabeça calcula ``softmax(Q Kᵀ / √d_h + M) V``, com
     M = −∞ onde a *key* está no futuro; as cabeças são concatenadas e passam
-    pela projeção ``proj`` (U_O, com viés).
+    pela projeção ``proj`` (W_O, com viés).
     Ver Apêndice A, seções A.7 e A.10.
     """
 
