@@ -75,7 +75,15 @@ from .rope import (
     rotate_half,
     rotation_matrix,
 )
-from .sampling import apply_temperature, context_window, entropy, generate, top_p_filter
+from .sampling import (
+    apply_temperature,
+    context_window,
+    entropy,
+    generate,
+    penalize_repetition,
+    top_k_filter,
+    top_p_filter,
+)
 from .style import style_dataset, style_matches, style_score
 from .tokenization import gpt2_tokenizer
 from .trainers import cpu_training_args, lora_config
@@ -149,6 +157,8 @@ __all__ = [
     "entropy",
     "generate",
     "top_p_filter",
+    "top_k_filter",
+    "penalize_repetition",
     "gpt2_tokenizer",
     "fixed_threads",
     "compare_to_reference",

@@ -1,10 +1,11 @@
-"""A matemática da geração, como biblioteca: temperatura, top-p e um laço de geração próprio.
+"""A matemática da geração, como biblioteca: temperatura, top-k, top-p, penalidade de repetição e um
+laço de geração próprio.
 
 O laço (``generate``) faz, token a token, o que o texto do Capítulo 4 descreve:
-calcula os logits do próximo token, aplica a temperatura, recorta o núcleo do
-top-p, sorteia com um ``torch.Generator`` na CPU (a mesma semente dá os mesmos
-tokens na CPU e na GPU) e usa o KV cache do modelo, ou recalcula o prefixo
-inteiro a cada passo quando o cache está desligado.
+calcula os logits do próximo token, penaliza os tokens já usados (se pedido), aplica
+a temperatura, recorta o top-k e o núcleo do top-p, sorteia com um ``torch.Generator``
+na CPU (a mesma semente dá os mesmos tokens na CPU e na GPU) e usa o KV cache do
+modelo, ou recalcula o prefixo inteiro a cada passo quando o cache está desligado.
 """
 from __future__ import annotations
 
@@ -42,6 +43,25 @@ def _check_top_p(p: float) -> float:
             f"top_p deve estar no intervalo (0, 1]; recebi {p!r}. "
             "Use 1.0 para desligar o recorte do núcleo."
         )
+    return value
+
+
+def _check_top_k(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"top_k deve ser um inteiro ≥ 1; recebi {k!r}. "
+                         "Use top_k=None para desligar o recorte.")
+    return k
+
+
+def _check_penalty(penalty) -> float:
+    try:
+        value = float(penalty)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"repetition_penalty deve ser um número > 0; recebi {penalty!r}.") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError("repetition_penalty deve ser > 0 (1.0 desliga; > 1 penaliza a "
+                         f"repetição); recebi {penalty!r}.")
     return value
 
 
@@ -104,6 +124,52 @@ def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nu
     filtered = torch.zeros_like(probs)
     filtered[keep] = probs[keep] / probs[keep].sum()
     return Nucleus(keep, filtered.to(logits.dtype if logits.is_floating_point() else torch.float32))
+
+
+def top_k_filter(logits: torch.Tensor, k: int, temperature: float = 1.0) -> Nucleus:
+    """Os k tokens de maior logit, renormalizados; os empatados com o k-ésimo também ficam.
+
+    ``logits`` é um vetor ``(|V|,)``. Devolve ``Nucleus(indices, probs)`` como ``top_p_filter``:
+    os ids mantidos, do mais provável ao menos, e a distribuição ``(|V|,)`` com zero fora deles.
+    Empates no k-ésimo valor mantêm todos os empatados (a regra do ``TopKLogitsWarper``). A
+    temperatura não muda quais tokens ficam, só a distribuição entre eles.
+    Ver Capítulo 4, seção 4.10.
+    """
+    k = _check_top_k(k)
+    if logits.dim() != 1:
+        raise ValueError("top_k_filter espera um vetor de logits (|V|,); "
+                         f"recebi forma {tuple(logits.shape)}.")
+    z = apply_temperature(logits.double(), temperature)
+    threshold = torch.topk(z, min(k, z.numel())).values[-1]
+    kept = z >= threshold
+    probs = torch.zeros_like(z)
+    probs[kept] = torch.softmax(z[kept], dim=-1)
+    order = torch.argsort(probs, descending=True, stable=True)[: int(kept.sum())]
+    return Nucleus(order, probs.to(logits.dtype if logits.is_floating_point() else torch.float32))
+
+
+def penalize_repetition(logits: torch.Tensor, previous_ids, penalty: float) -> torch.Tensor:
+    """A penalidade de repetição do CTRL: os logits dos tokens que já apareceram encolhem.
+
+    Para cada token em ``previous_ids`` (contado uma vez, por mais que se repita), um logit
+    positivo é dividido por ``penalty`` e um negativo é multiplicado por ele: com ``penalty > 1``,
+    os dois ficam menos prováveis. ``penalty = 1`` não muda nada. É a regra do
+    ``RepetitionPenaltyLogitsProcessor`` do ``transformers``. Devolve uma cópia.
+    Ver Capítulo 4, seção 4.10.
+    """
+    penalty = _check_penalty(penalty)
+    if logits.dim() != 1:
+        raise ValueError("penalize_repetition espera um vetor de logits (|V|,); "
+                         f"recebi forma {tuple(logits.shape)}.")
+    out = logits.clone()
+    seen = torch.as_tensor(sorted(set(int(i) for i in previous_ids)), dtype=torch.long)
+    if seen.numel():
+        if int(seen.min()) < 0 or int(seen.max()) >= logits.numel():
+            raise ValueError(f"Há ids fora do vocabulário de {logits.numel()} tokens em "
+                             "previous_ids.")
+        values = out[seen]
+        out[seen] = torch.where(values < 0, values * penalty, values / penalty)
+    return out
 
 
 # ----------------------------------------------------------------------------- laço de geração
@@ -180,6 +246,8 @@ def generate(
     temperature: float = 1.0,
     top_p: float = 1.0,
     greedy: bool = False,
+    top_k: int | None = None,
+    repetition_penalty: float = 1.0,
     use_cache: bool = True,
     seed: int = 0,
     generator: torch.Generator | None = None,
@@ -188,7 +256,11 @@ def generate(
     return_probs: bool = False,
     on_overflow: str = "truncate",
 ) -> Generation:
-    """Gera token a token com temperatura, top-p, modo guloso, KV cache e parada no EOS.
+    """Gera token a token com temperatura, top-k, top-p, penalidade de repetição, modo guloso, KV
+    cache e parada no EOS.
+
+    A ordem é a do ``transformers``: a penalidade de repetição (sobre os tokens do prompt e os já
+    gerados) age nos logits; depois vêm a temperatura, o top-k e o top-p.
 
     O sorteio usa um ``torch.Generator`` na CPU semeado com ``seed`` (ou o ``generator``
     dado), então a mesma semente dá os mesmos tokens na CPU e na GPU. Com
@@ -206,6 +278,9 @@ def generate(
     if not greedy:
         temperature = _check_temperature(temperature)
         top_p = _check_top_p(top_p)
+        if top_k is not None:
+            top_k = _check_top_k(top_k)
+    repetition_penalty = _check_penalty(repetition_penalty)
     if on_overflow not in ("truncate", "error"):
         raise ValueError(f"on_overflow deve ser 'truncate' ou 'error'; recebi {on_overflow!r}.")
     ids = encode_prompt(tokenizer, prompt, chat)
@@ -248,15 +323,20 @@ def generate(
             out = model(input_ids=sequence, use_cache=use_cache)
         past = out.past_key_values if use_cache else None
         logits = out.logits[0, -1].float().cpu()
+        if repetition_penalty != 1.0:
+            logits = penalize_repetition(logits, ids + new_ids, repetition_penalty)
 
         if greedy:
             probs = torch.softmax(logits.double(), dim=-1)
             next_id = int(torch.argmax(logits).item())
         else:
+            z = apply_temperature(logits.double(), temperature)
+            if top_k is not None and top_k < z.numel():
+                z = z.masked_fill(z < torch.topk(z, top_k).values[-1], float("-inf"))   # o top-k
             if top_p < 1.0:
-                probs = top_p_filter(logits, top_p, temperature).probs.double()
+                probs = top_p_filter(z, top_p).probs.double()
             else:
-                probs = torch.softmax(apply_temperature(logits.double(), temperature), dim=-1)
+                probs = torch.softmax(z, dim=-1)
             next_id = int(torch.multinomial(probs, 1, generator=generator).item())
 
         step_seconds.append(time.perf_counter() - step_start)   # logits já na CPU: o passo terminou

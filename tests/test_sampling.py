@@ -3,9 +3,21 @@ import math
 
 import pytest
 import torch
-from transformers.generation.logits_process import TopPLogitsWarper
+from transformers.generation.logits_process import (
+    RepetitionPenaltyLogitsProcessor,
+    TopKLogitsWarper,
+    TopPLogitsWarper,
+)
 
-from lncc_llm.sampling import apply_temperature, context_window, entropy, generate, top_p_filter
+from lncc_llm.sampling import (
+    apply_temperature,
+    context_window,
+    entropy,
+    generate,
+    penalize_repetition,
+    top_k_filter,
+    top_p_filter,
+)
 
 PROMPT = "Transformers are models that"
 
@@ -133,3 +145,80 @@ def test_prompt_longer_than_window_is_truncated_or_refused(decoder, monkeypatch)
     with pytest.warns(UserWarning, match="descartei os"):
         out = generate(model, tok, long_prompt, max_new_tokens=4, greedy=True)
     assert len(out.prompt_ids) + 4 <= 16 and out.truncated_tokens > 0
+
+
+# ----------------------------------------------------------------------------- top-k e penalidade
+
+
+@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_top_k_equals_transformers_warper_with_ties(seed, k):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randint(-4, 5, (50,), generator=g).double() / 2   # valores repetidos: empates no k-ésimo
+    ours = top_k_filter(logits, k)
+    theirs = TopKLogitsWarper(top_k=k)(torch.zeros(1, 1, dtype=torch.long), logits[None].clone())[0]
+    kept = torch.isfinite(theirs)
+    assert torch.equal(ours.probs > 0, kept)
+    assert torch.allclose(ours.probs, torch.softmax(theirs, -1), atol=1e-12)
+    assert set(ours.indices.tolist()) == set(torch.nonzero(kept).flatten().tolist())
+    assert len(ours.indices) >= k   # empates mantêm todos
+
+
+def test_top_k_keeps_exactly_k_without_ties_and_respects_temperature():
+    logits = torch.tensor([3.0, 1.0, 2.0, 0.0, -1.0])
+    nucleus = top_k_filter(logits, 2, temperature=0.5)
+    assert nucleus.indices.tolist() == [0, 2]
+    expected = torch.softmax(torch.tensor([3.0, 2.0]).double() / 0.5, -1)
+    assert torch.allclose(nucleus.probs[[0, 2]].double(), expected)
+    assert top_k_filter(logits, 99).indices.numel() == 5
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("penalty", [0.5, 1.0, 1.3, 2.0])
+def test_repetition_penalty_equals_transformers_processor(seed, penalty):
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(40, generator=g)
+    previous = torch.randint(0, 40, (12,), generator=g)      # com repetições: cada token conta uma vez
+    ours = penalize_repetition(logits, previous.tolist(), penalty)
+    theirs = RepetitionPenaltyLogitsProcessor(penalty=penalty)(previous[None], logits[None].clone())[0]
+    assert torch.allclose(ours, theirs, atol=0)
+
+
+def test_repetition_penalty_shrinks_both_signs_and_leaves_the_rest():
+    logits = torch.tensor([2.0, -2.0, 1.0])
+    out = penalize_repetition(logits, [0, 1, 0], 2.0)
+    assert out.tolist() == [1.0, -4.0, 1.0]
+    assert logits.tolist() == [2.0, -2.0, 1.0]            # não altera a entrada
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"k": 0}, "top_k deve ser um inteiro"),
+    ({"k": 2.5}, "top_k deve ser um inteiro"),
+])
+def test_top_k_bad_input(bad, message):
+    with pytest.raises(ValueError, match=message):
+        top_k_filter(torch.zeros(5), **bad)
+
+
+@pytest.mark.parametrize("penalty", [0, -1.0, float("nan"), "muito"])
+def test_repetition_penalty_bad_input(penalty):
+    with pytest.raises(ValueError, match="repetition_penalty"):
+        penalize_repetition(torch.zeros(5), [1], penalty)
+    with pytest.raises(ValueError, match="fora do vocabulário"):
+        penalize_repetition(torch.zeros(5), [7], 1.2)
+
+
+def test_generate_top_k_1_is_greedy_and_penalty_matches_transformers(decoder):
+    model, tok = decoder
+    greedy = generate(model, tok, PROMPT, max_new_tokens=10, greedy=True)
+    top1 = generate(model, tok, PROMPT, max_new_tokens=10, temperature=0.7, top_k=1, seed=5)
+    assert top1.new_ids == greedy.new_ids                 # k = 1: só o mais provável sobra
+    ours = generate(model, tok, PROMPT, max_new_tokens=16, greedy=True, repetition_penalty=1.3,
+                    stop_at_eos=False)
+    ids = tok(PROMPT, return_tensors="pt")
+    with torch.no_grad():
+        theirs = model.generate(**ids, do_sample=False, max_new_tokens=16, repetition_penalty=1.3,
+                                min_new_tokens=16)
+    assert ours.new_ids == theirs[0, ids["input_ids"].shape[1]:].tolist()
+    assert ours.new_ids != generate(model, tok, PROMPT, max_new_tokens=16, greedy=True,
+                                    stop_at_eos=False).new_ids   # a penalidade mudou algo
