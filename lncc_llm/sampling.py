@@ -126,6 +126,11 @@ def top_p_filter(logits: torch.Tensor, p: float, temperature: float = 1.0) -> Nu
     return Nucleus(keep, filtered.to(logits.dtype if logits.is_floating_point() else torch.float32))
 
 
+def _top_k_mask(z: torch.Tensor, k: int) -> torch.Tensor:
+    """True nos tokens com logit ≥ o k-ésimo maior (os empatados com ele ficam)."""
+    return z >= torch.topk(z, min(k, z.numel())).values[-1]
+
+
 def top_k_filter(logits: torch.Tensor, k: int, temperature: float = 1.0) -> Nucleus:
     """Os k tokens de maior logit, renormalizados; os empatados com o k-ésimo também ficam.
 
@@ -140,8 +145,7 @@ def top_k_filter(logits: torch.Tensor, k: int, temperature: float = 1.0) -> Nucl
         raise ValueError("top_k_filter espera um vetor de logits (|V|,); "
                          f"recebi forma {tuple(logits.shape)}.")
     z = apply_temperature(logits.double(), temperature)
-    threshold = torch.topk(z, min(k, z.numel())).values[-1]
-    kept = z >= threshold
+    kept = _top_k_mask(z, k)
     probs = torch.zeros_like(z)
     probs[kept] = torch.softmax(z[kept], dim=-1)
     order = torch.argsort(probs, descending=True, stable=True)[: int(kept.sum())]
@@ -331,8 +335,8 @@ def generate(
             next_id = int(torch.argmax(logits).item())
         else:
             z = apply_temperature(logits.double(), temperature)
-            if top_k is not None and top_k < z.numel():
-                z = z.masked_fill(z < torch.topk(z, top_k).values[-1], float("-inf"))   # o top-k
+            if top_k is not None:
+                z = z.masked_fill(~_top_k_mask(z, top_k), float("-inf"))   # a regra de top_k_filter
             if top_p < 1.0:
                 probs = top_p_filter(z, top_p).probs.double()
             else:
