@@ -81,6 +81,8 @@ from .sampling import (
     entropy,
     generate,
     penalize_repetition,
+    sample_many,
+    sampling_distribution,
     top_k_filter,
     top_p_filter,
 )
@@ -157,6 +159,8 @@ __all__ = [
     "entropy",
     "generate",
     "top_p_filter",
+    "sample_many",
+    "sampling_distribution",
     "top_k_filter",
     "penalize_repetition",
     "gpt2_tokenizer",

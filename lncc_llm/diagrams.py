@@ -43,7 +43,7 @@ class Panel:
 
 
 def architecture_panels() -> list[Panel]:
-    """As três faixas da Figura 4.1: Transformer genérico, BERT (encoder) e GPT-2 (decoder causal).
+    """As três faixas da Figura 4.1: Transformer genérico, BERT (codificador) e GPT-2 (decodificador causal).
 
     O bloco comum tem as mesmas quatro caixas verdes nos três; mudam a entrada (o BERT soma o
     embedding de segmento), a máscara da atenção (só o GPT-2 é causal), a posição da normalização
@@ -68,7 +68,7 @@ def architecture_panels() -> list[Panel]:
             mask_caption="sem máscara",
         ),
         Panel(
-            title="2. BERT (encoder bidirecional)",
+            title="2. BERT (codificador bidirecional)",
             boxes=(
                 ("entrada", "[CLS] … [SEP]\ninput_ids"),
                 ("embedding", "token + posição\n+ segmento"),
@@ -78,12 +78,12 @@ def architecture_panels() -> list[Panel]:
                 ("computacao", "Add & Norm"),
                 ("saida", "vetor por token\n→ cabeça MLM"),
             ),
-            repeat_label="Encoder ×12",
+            repeat_label="Codificador ×12",
             causal=False,
             mask_caption="todos veem todos",
         ),
         Panel(
-            title="3. GPT-2 (decoder causal)",
+            title="3. GPT-2 (decodificador causal)",
             boxes=(
                 ("entrada", "input_ids"),
                 ("embedding", "wte + wpe\ntoken + posição"),
@@ -93,7 +93,7 @@ def architecture_panels() -> list[Panel]:
                 ("computacao", "soma residual"),
                 ("saida", "ln_f → lm_head\nlogits (50257)"),
             ),
-            repeat_label="Decoder ×12",
+            repeat_label="Decodificador ×12",
             causal=True,
             mask_caption="só o passado (j ≤ i)",
         ),

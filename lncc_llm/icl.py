@@ -21,7 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -68,6 +68,21 @@ def icl_set(lang: str = "en") -> ICLSet:
         raw = json.load(f)[lang]
     return ICLSet(tuple(raw["labels"]), raw["input"], raw["answer"], raw["content_free"],
                   tuple(raw["avaliacao"]), tuple(raw["exemplos"]))
+
+
+def relabel(data: ICLSet, mapping: dict[str, str]) -> ICLSet:
+    """O mesmo conjunto com outros nomes de rótulo, ``{rótulo antigo: rótulo novo}``.
+
+    Com nomes sem relação com a tarefa (``{"negative": "bar", "positive": "foo"}``), o modelo só
+    pode saber qual é qual pelos exemplos do prompt.
+    Ver Capítulo 5, seção 5.5.
+    """
+    if set(mapping) != set(data.labels) or len(set(mapping.values())) != len(data.labels):
+        raise ValueError("mapping deve dar um nome novo e distinto a cada rótulo de "
+                         f"{data.labels}; recebi {mapping!r}.")
+    return replace(data, labels=tuple(mapping[label] for label in data.labels),
+                   eval_items=tuple(dict(i, label=mapping[i["label"]]) for i in data.eval_items),
+                   demo_items=tuple(dict(i, label=mapping[i["label"]]) for i in data.demo_items))
 
 
 def draw_demos(data: ICLSet, k: int, seed: int) -> list[dict]:
@@ -124,34 +139,45 @@ def label_margins(model, tokenizer, data: ICLSet, demos, texts,
         prefix = torch.tensor([prefix_ids], device=device)
         cache = model(input_ids=prefix, use_cache=True).past_key_values
     labels = _label_ids(tokenizer, data)
+    first = [label[0] for label in labels]
     scores = torch.zeros(len(texts), len(labels), dtype=torch.float64)
-    for start in range(0, len(texts), batch_size):
-        chunk = texts[start:start + batch_size]
-        suffixes = [prompt_ids(tokenizer, data, [], text) for text in chunk]
-        single = all(len(label) == 1 for label in labels)   # um token por rótulo: uma passagem
-        for j, label in enumerate([[]] if single else labels):
-            rows = [s + label for s in suffixes]
-            width = max(map(len, rows))
-            ids = torch.full((len(rows), width), tokenizer.pad_token_id or 0, dtype=torch.long)
-            mask = torch.zeros((len(rows), width), dtype=torch.long)
-            for r, row in enumerate(rows):
-                ids[r, :len(row)] = torch.tensor(row)
-                mask[r, :len(row)] = 1
-            past = None
-            if cache is not None:
-                past = copy.deepcopy(cache)
-                past.batch_repeat_interleave(len(rows))
-                seen = torch.ones((len(rows), len(prefix_ids)), dtype=torch.long)
-                mask = torch.cat([seen, mask], dim=1)
-            logits = model(input_ids=ids.to(device), attention_mask=mask.to(device),
-                           past_key_values=past, use_cache=past is not None).logits.double().cpu()
-            logp = torch.log_softmax(logits, dim=-1)
-            for r, s in enumerate(suffixes):
-                if single:
-                    scores[start + r] = logp[r, len(s) - 1, [lab[0] for lab in labels]]
-                    continue
-                positions = range(len(s) - 1, len(s) - 1 + len(label))
-                scores[start + r, j] = sum(logp[r, p, t] for p, t in zip(positions, label))
+    all_suffixes = [prompt_ids(tokenizer, data, [], text) for text in texts]
+    order = sorted(range(len(texts)), key=lambda i: len(all_suffixes[i]))   # lotes sem sobra de
+    for start in range(0, len(texts), batch_size):                          # preenchimento
+        chunk = order[start:start + batch_size]
+        suffixes = [all_suffixes[i] for i in chunk]
+        rows, width = len(suffixes), max(map(len, suffixes))
+        ids = torch.full((rows, width), tokenizer.pad_token_id or 0, dtype=torch.long)
+        mask = torch.zeros((rows, width), dtype=torch.long)
+        for r, row in enumerate(suffixes):
+            ids[r, :len(row)] = torch.tensor(row)
+            mask[r, :len(row)] = 1
+        past = None
+        if cache is not None:
+            past = copy.deepcopy(cache)
+            past.batch_repeat_interleave(rows)
+            mask = torch.cat([torch.ones((rows, len(prefix_ids)), dtype=torch.long), mask], dim=1)
+        longer = any(len(label) > 1 for label in labels)
+        out = model(input_ids=ids.to(device), attention_mask=mask.to(device), past_key_values=past,
+                    use_cache=longer)
+        logp = torch.log_softmax(out.logits.double().cpu(), dim=-1)
+        ends = [len(s) - 1 for s in suffixes]        # a posição que prevê o 1º token do rótulo
+        scores[chunk] = logp[torch.arange(rows), ends][:, first]
+        for j, label in enumerate(labels):
+            if len(label) == 1:
+                continue
+            # Os tokens do rótulo entram depois do cache dos itens, na posição certa de cada linha
+            # (depois do fim real dela; o preenchimento à direita fica mascarado).
+            offset = len(prefix_ids) + torch.tensor([len(s) for s in suffixes])
+            positions = offset[:, None] + torch.arange(len(label))[None, :]
+            label_mask = torch.cat([mask, torch.ones((rows, len(label)), dtype=torch.long)], dim=1)
+            label_ids = torch.tensor([label] * rows)
+            more = model(input_ids=label_ids.to(device), attention_mask=label_mask.to(device),
+                         position_ids=positions.to(device),
+                         past_key_values=out.past_key_values).logits
+            out.past_key_values.crop(-len(label))   # o cache volta a ter só o prompt
+            more = torch.log_softmax(more.double().cpu(), dim=-1)
+            scores[chunk, j] += sum(more[:, t, label[t + 1]] for t in range(len(label) - 1))
     return scores[:, 1] - scores[:, 0]
 
 
@@ -159,6 +185,8 @@ def label_margins(model, tokenizer, data: ICLSet, demos, texts,
 class KShotPoint:
     """Um ponto da curva: k exemplos, o sorteio ``draw``, a acurácia (limiar 0) e a AUC.
 
+    ``bias`` é a margem da entrada sem conteúdo ("N/A") com os mesmos exemplos, e
+    ``calibrated_accuracy`` a acurácia com o limiar em ``bias`` em vez de 0 (Zhao et al., 2021).
     Ver Capítulo 5, seção 5.5.
     """
 
@@ -167,11 +195,14 @@ class KShotPoint:
     accuracy: float
     auc: float
     margins: tuple[float, ...]
+    bias: float
+    calibrated_accuracy: float
 
 
 def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int = 3,
                 seed: int = 0) -> list[KShotPoint]:
-    """Acurácia e AUC para cada k e cada sorteio de exemplos (k = 0 tem um sorteio só).
+    """Acurácia e AUC para cada k e cada sorteio de exemplos (k = 0 tem um sorteio só), e a
+    acurácia calibrada pela entrada sem conteúdo, pontuada no mesmo lote.
 
     Ver Capítulo 5, seção 5.5.
     """
@@ -185,12 +216,16 @@ def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int =
     for k in ks:
         for draw in range(1 if k == 0 else draws):
             demos = draw_demos(data, k, seed=1000 * seed + 10 * k + draw)
-            margins = label_margins(model, tokenizer, data, demos, texts)
-            correct = [(m > 0) == bool(t) for m, t in zip(margins.tolist(), truth)]
-            auc = auroc(margins.tolist(), [bool(t) for t in truth])
-            points.append(KShotPoint(k, draw, sum(correct) / len(correct), auc,
-                                     tuple(margins.tolist())))
+            margins = label_margins(model, tokenizer, data, demos, texts + [data.content_free])
+            margins, bias = margins[:-1].tolist(), float(margins[-1])
+            auc = auroc(margins, [bool(t) for t in truth])
+            points.append(KShotPoint(k, draw, _accuracy(margins, truth, 0.0), auc, tuple(margins),
+                                     bias, _accuracy(margins, truth, bias)))
     return points
+
+
+def _accuracy(margins, truth, threshold: float) -> float:
+    return sum((m > threshold) == bool(t) for m, t in zip(margins, truth)) / len(truth)
 
 
 def calibrated_margins(model, tokenizer, data: ICLSet, demos, texts) -> tuple[torch.Tensor, float]:

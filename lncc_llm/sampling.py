@@ -176,6 +176,32 @@ def penalize_repetition(logits: torch.Tensor, previous_ids, penalty: float) -> t
     return out
 
 
+def sampling_distribution(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                          top_p: float = 1.0) -> torch.Tensor:
+    """A distribuição de onde o próximo token é sorteado: temperatura, depois top-k, depois top-p.
+
+    É a ordem do ``transformers``: o top-p age sobre a distribuição já cortada pelo top-k (e
+    renormalizada). ``logits`` é ``(|V|,)`` ou ``(lote, |V|)``; devolve probabilidades em float64
+    da mesma forma, com zero fora dos candidatos.
+    Ver Capítulo 4, seção 4.10.
+    """
+    temperature = _check_temperature(temperature)
+    top_p = _check_top_p(top_p)
+    if top_k is not None:
+        top_k = _check_top_k(top_k)
+    if logits.dim() not in (1, 2):
+        raise ValueError("sampling_distribution espera logits (|V|,) ou (lote, |V|); "
+                         f"recebi forma {tuple(logits.shape)}.")
+    rows = []
+    for z in logits.double().reshape(-1, logits.shape[-1]):
+        z = apply_temperature(z, temperature)
+        if top_k is not None:
+            z = z.masked_fill(~_top_k_mask(z, top_k), float("-inf"))   # a regra de top_k_filter
+        rows.append(top_p_filter(z, top_p).probs.double() if top_p < 1.0
+                    else torch.softmax(z, dim=-1))
+    return torch.stack(rows).reshape(logits.shape)
+
+
 # ----------------------------------------------------------------------------- laço de geração
 
 
@@ -334,13 +360,7 @@ def generate(
             probs = torch.softmax(logits.double(), dim=-1)
             next_id = int(torch.argmax(logits).item())
         else:
-            z = apply_temperature(logits.double(), temperature)
-            if top_k is not None:
-                z = z.masked_fill(~_top_k_mask(z, top_k), float("-inf"))   # a regra de top_k_filter
-            if top_p < 1.0:
-                probs = top_p_filter(z, top_p).probs.double()
-            else:
-                probs = torch.softmax(z, dim=-1)
+            probs = sampling_distribution(logits, temperature, top_k, top_p)
             next_id = int(torch.multinomial(probs, 1, generator=generator).item())
 
         step_seconds.append(time.perf_counter() - step_start)   # logits já na CPU: o passo terminou
@@ -366,3 +386,46 @@ def generate(
         truncated_tokens=max(overflow, 0),
         step_seconds=step_seconds,
     )
+
+
+@torch.no_grad()
+def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
+                temperature: float = 1.0, top_k: int | None = None, top_p: float = 1.0,
+                seed: int = 0, chat: bool = False) -> list[str]:
+    """``n`` continuações sorteadas do mesmo prompt, geradas juntas num lote (com *KV cache*).
+
+    Cada passo roda o modelo uma vez para as ``n`` linhas: na CPU, um lote de 1 token por linha
+    custa pouco mais que uma linha só, porque o passo é limitado pela leitura dos pesos. Os sorteios
+    usam um ``torch.Generator`` da CPU semeado com ``seed``; com ``n = 1`` o resultado é o de
+    ``generate(..., seed=seed)``. Uma linha que chega ao EOS para ali. Devolve os textos.
+    Ver Capítulo 5, seção 5.7.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
+    if (not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool)
+            or max_new_tokens < 1):
+        raise ValueError(f"max_new_tokens deve ser um inteiro ≥ 1; recebi {max_new_tokens!r}.")
+    sampling_distribution(torch.zeros(2), temperature, top_k, top_p)   # confere os controles
+    ids = encode_prompt(tokenizer, prompt, chat)
+    if len(ids) + max_new_tokens > context_window(model):
+        raise ValueError(f"O prompt ({len(ids)} tokens) mais {max_new_tokens} novos não cabe na "
+                         "janela do modelo; encurte um dos dois.")
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    device = next(model.parameters()).device
+    eos = tokenizer.eos_token_id
+    step_input = torch.tensor([ids] * n, device=device)
+    past, new = None, [[] for _ in range(n)]
+    done = [False] * n
+    for _ in range(max_new_tokens):
+        out = model(input_ids=step_input, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        probs = sampling_distribution(out.logits[:, -1].float().cpu(), temperature, top_k, top_p)
+        chosen = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
+        for row, token in enumerate(chosen):
+            if not done[row]:
+                new[row].append(token)
+                done[row] = eos is not None and token == eos
+        if all(done):
+            break
+        step_input = torch.tensor([[t] for t in chosen], device=device)
+    return [tokenizer.decode(row, skip_special_tokens=True) for row in new]

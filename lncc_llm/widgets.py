@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from .environment import progress_quiet
-from .sampling import apply_temperature, entropy, top_p_filter
+from .sampling import apply_temperature, entropy, sampling_distribution
 
 STATIC_NOTE = "(No JupyterLab ou no Colab, esta figura é interativa: {controls}.)"
 
@@ -93,7 +93,8 @@ def draw_attention_view(view: AttentionView, tokens, fig=None):
 
 @dataclass
 class NextTokenView:
-    """O que ``next_token_view`` devolve: a distribuição com τ, o núcleo do top-p e a entropia.
+    """O que ``next_token_view`` devolve: a distribuição com τ, os candidatos que sobram do top-k
+    e do top-p, e a entropia.
 
     Ver Capítulo 4, seções 4.9 e 4.10.
     """
@@ -102,28 +103,30 @@ class NextTokenView:
     top_p: float
     tokens: list              # os k tokens mais prováveis (texto)
     probs: list               # p_τ de cada um
-    in_nucleus: list          # se cada um está no núcleo S_p
-    nucleus_size: int
+    in_nucleus: list          # se cada um sobra depois do top-k e do top-p
+    nucleus_size: int         # quantos tokens sobram
     entropy: float            # entropia de p_τ (nats)
+    top_k: int | None = None  # None: sem top-k
 
 
 def next_token_view(logits, tokenizer, temperature: float, top_p: float,
-                    k: int = 15) -> NextTokenView:
-    """A distribuição do próximo token com temperatura ``temperature`` e o núcleo de ``top_p``.
+                    k: int = 15, top_k: int | None = None) -> NextTokenView:
+    """A distribuição do próximo token com temperatura ``temperature`` e os candidatos que sobram
+    do ``top_k`` (``None`` ou 0: desligado) e do ``top_p``.
 
-    Usa ``sampling.apply_temperature`` e ``sampling.top_p_filter`` (com as mesmas mensagens de erro
-    para τ ≤ 0 e p fora de (0, 1]) sobre um vetor de logits ``(|V|,)``.
+    Usa ``sampling.apply_temperature`` e ``sampling.sampling_distribution`` (com as mesmas
+    mensagens de erro para τ ≤ 0, k < 1 e p fora de (0, 1]) sobre um vetor de logits ``(|V|,)``.
     Ver Capítulo 4, seções 4.9 e 4.10.
     """
     logits = torch.as_tensor(logits).detach().double().reshape(-1)
+    top_k = top_k or None
     probs = torch.softmax(apply_temperature(logits, temperature), dim=-1)
-    nucleus = top_p_filter(logits, top_p, temperature=temperature)
-    members = set(nucleus.indices.tolist())
+    kept = sampling_distribution(logits, temperature, top_k, top_p) > 0
     top = torch.topk(probs, k)
     ids = top.indices.tolist()
     return NextTokenView(float(temperature), float(top_p), [tokenizer.decode([i]) for i in ids],
-                         [float(p) for p in top.values], [i in members for i in ids],
-                         len(nucleus.indices), float(entropy(probs)))
+                         [float(p) for p in top.values], [bool(kept[i]) for i in ids],
+                         int(kept.sum()), float(entropy(probs)), top_k)
 
 
 def draw_next_token_view(view: NextTokenView, fig=None):
@@ -142,8 +145,9 @@ def draw_next_token_view(view: NextTokenView, fig=None):
     ax.set_xticks(range(len(view.tokens)), [repr(t) for t in view.tokens], rotation=60, ha="right",
                   fontsize=8)
     ax.set_ylabel("probabilidade")
-    ax.set_title(f"τ = {view.temperature:.2f}, p = {view.top_p:.2f}: "
-                 f"núcleo de {view.nucleus_size} tokens, entropia {view.entropy:.2f} nats",
+    k_text = "sem top-k" if view.top_k is None else f"k = {view.top_k}"
+    ax.set_title(f"τ = {view.temperature:.2f}, {k_text}, p = {view.top_p:.2f}: "
+                 f"{view.nucleus_size} candidatos (em azul), entropia {view.entropy:.2f} nats",
                  fontsize=10)
     fig.tight_layout()
     return fig
@@ -245,8 +249,9 @@ def attention_explorer(attentions, tokens, query: int = 0, layer: int = 0, head:
 
 
 def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: float = 0.9,
-                        k: int = 15) -> Explorer:
-    """Explorador do próximo token: controles de τ e top-p sobre logits reais do decodificador.
+                        k: int = 15, top_k: int | None = None) -> Explorer:
+    """Explorador do próximo token: controles de τ, top-k (0 = desligado) e top-p sobre logits
+    reais do decodificador.
 
     Ver Capítulo 4, seção 4.10.
     """
@@ -255,11 +260,14 @@ def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: floa
     controls = {
         "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1.3, max=0.6,
                                               step=0.05, description="τ", readout_format=".2f"),
+        "top_k": widgets.IntSlider(value=top_k or 0, min=0, max=50, step=1,
+                                   description="top-k (0: não)"),
         "top_p": widgets.FloatSlider(value=top_p, min=0.05, max=1.0, step=0.05, description="top-p",
                                      readout_format=".2f"),
     }
 
-    def compute(temperature, top_p):
-        return next_token_view(logits, tokenizer, temperature, top_p, k=k)
+    def compute(temperature, top_k, top_p):
+        return next_token_view(logits, tokenizer, temperature, top_p, k=k, top_k=top_k)
 
-    return Explorer(compute, draw_next_token_view, controls, "mova os controles de τ e de top-p")
+    return Explorer(compute, draw_next_token_view, controls,
+                    "mova os controles de τ, de top-k e de top-p")

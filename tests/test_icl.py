@@ -8,6 +8,7 @@ from lncc_llm.icl import (
     kshot_curve,
     label_margins,
     prompt_ids,
+    relabel,
 )
 from lncc_llm.likelihood import sequence_logprob
 
@@ -45,7 +46,7 @@ def test_prompt_ends_where_the_label_goes():
     assert prompt.endswith("Review: Nice.\nSentiment:") and prompt.count("Sentiment:") == 3
 
 
-@pytest.mark.parametrize("lang, k, n", [("en", 2, 4), ("pt", 2, 2)])   # um token por rótulo, e vários
+@pytest.mark.parametrize("lang, k, n", [("en", 2, 4), ("pt", 2, 5)])   # um token por rótulo, e vários
 def test_cached_margins_equal_the_full_prompt_scored_independently(decoder, lang, k, n):
     model, tok = decoder
     data = icl_set(lang)
@@ -80,6 +81,23 @@ def test_curve_accuracy_and_auc_match_sklearn(decoder):
     assert point.k == 0 and point.draw == 0 and len(point.margins) == 48
     assert point.auc == pytest.approx(roc_auc_score(truth, point.margins))
     assert point.accuracy == sum((m > 0) == bool(t) for m, t in zip(point.margins, truth)) / 48
+    _, bias = calibrated_margins(model, tok, data, [], ["x"])      # o "N/A" pontuado à parte
+    assert point.bias == pytest.approx(bias, abs=1e-4)
+    calibrated = sum((m > point.bias) == bool(t) for m, t in zip(point.margins, truth)) / 48
+    assert point.calibrated_accuracy == calibrated
+
+
+def test_relabel_renames_every_label_and_keeps_the_items():
+    data = icl_set("en")
+    arbitrary = relabel(data, {"negative": "bar", "positive": "foo"})
+    assert arbitrary.labels == ("bar", "foo")
+    assert [i["text"] for i in arbitrary.eval_items] == [i["text"] for i in data.eval_items]
+    assert [arbitrary.labels.index(i["label"]) for i in arbitrary.demo_items] == \
+        [data.labels.index(i["label"]) for i in data.demo_items]
+    assert arbitrary.prompt(draw_demos(arbitrary, 2, seed=0), "Nice.").count(" foo") == 1
+    for bad in ({"negative": "bar"}, {"negative": "x", "positive": "x"}):
+        with pytest.raises(ValueError, match="nome novo e distinto"):
+            relabel(data, bad)
 
 
 def test_bad_input():

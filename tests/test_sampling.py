@@ -5,6 +5,7 @@ import pytest
 import torch
 from transformers.generation.logits_process import (
     RepetitionPenaltyLogitsProcessor,
+    TemperatureLogitsWarper,
     TopKLogitsWarper,
     TopPLogitsWarper,
 )
@@ -15,6 +16,8 @@ from lncc_llm.sampling import (
     entropy,
     generate,
     penalize_repetition,
+    sample_many,
+    sampling_distribution,
     top_k_filter,
     top_p_filter,
 )
@@ -222,3 +225,71 @@ def test_generate_top_k_1_is_greedy_and_penalty_matches_transformers(decoder):
     assert ours.new_ids == theirs[0, ids["input_ids"].shape[1]:].tolist()
     assert ours.new_ids != generate(model, tok, PROMPT, max_new_tokens=16, greedy=True,
                                     stop_at_eos=False).new_ids   # a penalidade mudou algo
+
+
+# ----------------------------------------------------------------------------- τ, k e p juntos; lote
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("tau, k, p", [(0.7, 5, 0.9), (1.5, 20, 0.5), (1.0, None, 0.8), (0.5, 3, 1.0)])
+def test_sampling_distribution_equals_the_transformers_chain(seed, tau, k, p):
+    g = torch.Generator().manual_seed(seed)
+    logits = 2 * torch.randn(2, 60, generator=g).double()   # lote de 2 (empates: teste do top-k)
+    ours = sampling_distribution(logits, tau, k, p)
+    theirs = TemperatureLogitsWarper(tau)(None, logits.clone())
+    if k is not None:
+        theirs = TopKLogitsWarper(top_k=k)(None, theirs)
+    if p < 1.0:
+        theirs = TopPLogitsWarper(top_p=p)(None, theirs)
+    assert torch.allclose(ours, torch.softmax(theirs, -1), atol=1e-12)
+    assert torch.allclose(sampling_distribution(logits[0], tau, k, p), ours[0])
+
+
+def test_top_p_after_top_k_is_relative_to_the_top_k_mass():
+    logits = torch.log(torch.tensor([0.4, 0.3, 0.2, 0.1]))
+    # top-k = 2 renormaliza para (4/7, 3/7); p = 0.5 então guarda só o primeiro
+    assert sampling_distribution(logits, 1.0, 2, 0.5).tolist() == pytest.approx([1, 0, 0, 0])
+    assert (sampling_distribution(logits, 1.0, None, 0.5) > 0).sum() == 2   # sem top-k, dois ficam
+
+
+def test_sample_many_one_row_equals_generate_and_rows_differ(decoder):
+    model, tok = decoder
+    (one,) = sample_many(model, tok, PROMPT, n=1, max_new_tokens=12, temperature=0.9, seed=3)
+    assert one == generate(model, tok, PROMPT, max_new_tokens=12, temperature=0.9, seed=3).text
+    rows = sample_many(model, tok, PROMPT, n=4, max_new_tokens=12, temperature=0.9, seed=3)
+    assert len(rows) == 4 and len(set(rows)) > 1
+    assert rows == sample_many(model, tok, PROMPT, n=4, max_new_tokens=12, temperature=0.9, seed=3)
+    greedy = generate(model, tok, PROMPT, max_new_tokens=12, greedy=True).text
+    assert sample_many(model, tok, PROMPT, n=3, max_new_tokens=12, top_k=1, seed=0) == [greedy] * 3
+
+
+def test_sample_many_stops_each_row_at_eos(decoder):
+    model, tok = decoder
+    period = tok(".", add_special_tokens=False)["input_ids"][0]
+
+    class PeriodIsEos:                                     # o "." faz o papel do EOS
+        eos_token_id = period
+
+        def __getattr__(self, name):
+            return getattr(tok, name)
+
+        def __call__(self, *args, **kwargs):
+            return tok(*args, **kwargs)
+
+    rows = sample_many(model, PeriodIsEos(), PROMPT, n=4, max_new_tokens=40, temperature=0.8, seed=1)
+    ended = 0
+    for row in rows:
+        ids = tok(row, add_special_tokens=False)["input_ids"]
+        assert period not in ids[:-1]                       # nada depois do primeiro "."
+        ended += ids[-1] == period
+    assert ended >= 2
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"n": 0}, "n deve ser"), ({"n": 2, "temperature": 0}, "temperatura"),
+    ({"n": 2, "top_k": 0}, "top_k"), ({"n": 2, "max_new_tokens": 0}, "max_new_tokens"),
+])
+def test_sample_many_bad_input(decoder, kwargs, message):
+    model, tok = decoder
+    with pytest.raises(ValueError, match=message):
+        sample_many(model, tok, PROMPT, **kwargs)

@@ -45,6 +45,9 @@ def test_next_token_view_matches_the_sampling_functions():
     assert view.entropy == pytest.approx(float(entropy(p)))
     assert view.in_nucleus == [i < view.nucleus_size for i in range(4)]
     assert view.tokens == ["t0", "t1", "t2", "t3"]
+    with_k = wd.next_token_view(z, FakeTokenizer(), temperature=0.7, top_p=0.8, k=4, top_k=1)
+    assert with_k.nucleus_size == 1 and with_k.in_nucleus == [True, False, False, False]
+    assert wd.next_token_view(z, FakeTokenizer(), 0.7, 0.8, k=4, top_k=0).nucleus_size == view.nucleus_size
     with pytest.raises(ValueError):
         wd.next_token_view(z, FakeTokenizer(), temperature=0.0, top_p=0.8)
 
@@ -69,6 +72,8 @@ def test_next_token_explorer_callback_and_static_fallback(capsys):
     explorer.controls["top_p"].value = 0.5
     direct = wd.next_token_view(z, FakeTokenizer(), 1.0, 0.5, k=10)
     assert explorer.view.nucleus_size == direct.nucleus_size
+    explorer.controls["top_k"].value = 3                        # o top-k corta antes do top-p
+    assert explorer.view.nucleus_size == wd.next_token_view(z, FakeTokenizer(), 1.0, 0.5, k=10, top_k=3).nucleus_size
     bars = [patch.get_height() for patch in explorer.figure.axes[0].patches]
     assert bars == pytest.approx(direct.probs)
     static = wd.next_token_explorer(z, FakeTokenizer())
