@@ -43,7 +43,8 @@ class Panel:
 
 
 def architecture_panels() -> list[Panel]:
-    """As três faixas da Figura 4.1: Transformer genérico, BERT (codificador) e GPT-2 (decodificador causal).
+    """As três faixas da Figura 4.1: Transformer genérico, BERT (codificador) e GPT-2
+    (decodificador causal).
 
     O bloco comum tem as mesmas quatro caixas verdes nos três; mudam a entrada (o BERT soma o
     embedding de segmento), a máscara da atenção (só o GPT-2 é causal), a posição da normalização

@@ -63,7 +63,7 @@ def test_each_model_has_its_own_input_attention_and_head(figure):
     assert "MLM" in bert[-1] and "lm_head" in gpt2[-1] and "hidden states" in generic[-1]
     assert "Add & Norm" in bert and "Add & Norm" not in gpt2           # GPT-2 é pré-norm
     repeats = [[t.get_text() for t in ax.texts if t.get_gid() == "repeticao"] for ax in figure.axes]
-    assert repeats == [["N× blocos iguais"], ["Encoder ×12"], ["Decoder ×12"]]
+    assert repeats == [["N× blocos iguais"], ["Codificador ×12"], ["Decodificador ×12"]]
 
 
 def test_causal_mask_only_in_gpt2_and_lower_triangular(figure):
