@@ -11,7 +11,7 @@ Os detalhes seguem o ``transformers`` (``GenerationMixin._beam_search``): as ``2
 candidatas, só as ``num_beams`` primeiras podendo entrar na lista de prontas, e a parada antecipada
 quando a melhor pontuação viva, normalizada pelo comprimento atual, já não supera a pior pronta.
 
-Ver Capítulo 4, seção 4.10.
+Ver Capítulo 4, seção 4.12.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class BeamResult:
     log-probabilidades dos tokens dela dividida por ``len ** length_penalty``; ``logprob``: a soma
     pura; ``finished``: todas as hipóteses prontas guardadas, ``(pontuação, ids novos)``, da melhor
     para a pior.
-    Ver Capítulo 4, seção 4.10.
+    Ver Capítulo 4, seção 4.12.
     """
 
     new_ids: list[int]
@@ -49,7 +49,7 @@ def beam_search(model, tokenizer, prompt, num_beams: int = 4, max_new_tokens: in
 
     Cada passo roda o modelo sobre os feixes vivos inteiros (sem *KV cache*: mais lento, mais fácil
     de ler). Com ``num_beams=1`` é a decodificação gulosa.
-    Ver Capítulo 4, seção 4.10.
+    Ver Capítulo 4, seção 4.12.
     """
     if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
         raise ValueError(f"num_beams deve ser um inteiro ≥ 1; recebi {num_beams!r}.")

@@ -159,7 +159,7 @@ def penalize_repetition(logits: torch.Tensor, previous_ids, penalty: float) -> t
     positivo é dividido por ``penalty`` e um negativo é multiplicado por ele: com ``penalty > 1``,
     os dois ficam menos prováveis. ``penalty = 1`` não muda nada. É a regra do
     ``RepetitionPenaltyLogitsProcessor`` do ``transformers``. Devolve uma cópia.
-    Ver Capítulo 4, seção 4.10.
+    Ver Capítulo 4, seção 4.12.
     """
     penalty = _check_penalty(penalty)
     if logits.dim() != 1:
