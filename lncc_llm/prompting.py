@@ -82,7 +82,7 @@ def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> f
     O rótulo é tokenizado sozinho (sem tokens especiais) e colado depois dos ids do
     prompt. Rótulos com mais tokens somam mais termos negativos: compare rótulos de
     tamanhos parecidos ou olhe também a média por token.
-    Ver Capítulo 5, seção 5.5.
+    Ver Capítulo 5, seção 5.4.
     """
     if not isinstance(label, str) or not label:
         raise ValueError(f"O rótulo deve ser um texto não vazio; recebi {label!r}.")
@@ -92,7 +92,7 @@ def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> f
 def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[str, float]:
     """``{rótulo: log p(rótulo | prompt)}`` para cada rótulo candidato (uma passagem por rótulo).
 
-    Ver Capítulo 5, seção 5.5.
+    Ver Capítulo 5, seção 5.4.
     """
     labels = list(labels)
     if len(labels) < 2:
@@ -103,7 +103,7 @@ def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[s
 def classify(model, tokenizer, prompt, labels, chat: bool = False) -> tuple[str, dict[str, float]]:
     """O rótulo de maior log-probabilidade e o dicionário de escores.
 
-    Ver Capítulo 5, seção 5.5.
+    Ver Capítulo 5, seção 5.4.
     """
     scores = score_labels(model, tokenizer, prompt, labels, chat=chat)
     return max(scores, key=scores.get), scores
@@ -119,7 +119,7 @@ def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) ->
     Procura cada grafia de ``aliases`` (padrão: ``SENTIMENT_ALIASES``) como palavra
     inteira, sem diferenciar maiúsculas. "NEGATIVO." vira ``"NEGATIVO"``; "POSITIVO
     ou NEGATIVO" é ambígua e vira ``None``, assim como um texto sem rótulo.
-    Ver Capítulo 5, seção 5.7.
+    Ver Capítulo 5, seção 5.6.
     """
     aliases = SENTIMENT_ALIASES if aliases is None else aliases
     found = set()
@@ -147,7 +147,7 @@ def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
     """Voto da maioria entre rótulos já lidos (``None`` = resposta não interpretável, não vota).
 
     Devolve ``undecided`` quando nenhum rótulo é válido ou quando os mais votados empatam.
-    Ver Capítulo 5, seção 5.7.
+    Ver Capítulo 5, seção 5.6.
     """
     labels = list(labels)
     counts = Counter(label for label in labels if label is not None)
@@ -168,7 +168,7 @@ def truncate_ids(ids, budget: int, keep: str = "last"):
 
     Aceita lista ou tensor (corta a última dimensão). ``keep="last"`` é o que um chat
     faz com o histórico: o mais antigo sai primeiro.
-    Ver Capítulo 5, seção 5.8.
+    Ver Capítulo 5, seção 5.7.
     """
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 1:
         raise ValueError(f"budget deve ser um inteiro ≥ 1; recebi {budget!r}.")
@@ -206,7 +206,7 @@ def truncate_text(text: str, tokenizer, budget: int, keep: str = "last") -> Trun
     Funciona com um tokenizador do ``transformers`` ou com um ``tiktoken.Encoding``
     (o BPE do GPT-2 de ``gpt2_tokenizer()``). O corte é feito nos ids, não nos
     caracteres: é o número de tokens que a janela limita.
-    Ver Capítulo 5, seção 5.8.
+    Ver Capítulo 5, seção 5.7.
     """
     ids = _encode(tokenizer, text)
     kept = truncate_ids(ids, budget, keep=keep)
@@ -224,7 +224,7 @@ def simulated_window(model, n_tokens: int):
     Troca o campo da configuração que ``context_window`` lê; os pesos não mudam. Serve
     para ver o corte de ``generate(..., on_overflow=...)`` com prompts curtos, sem pagar
     passagens de milhares de tokens na CPU. Não aumenta a janela real: só a diminui.
-    Ver Capítulo 5, seção 5.8.
+    Ver Capítulo 5, seção 5.7.
     """
     cfg = model.config
     name = next((f for f in _WINDOW_FIELDS if isinstance(getattr(cfg, f, None), int)), None)

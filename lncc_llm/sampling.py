@@ -257,7 +257,7 @@ def context_window(model) -> int:
     """Janela de contexto do modelo (``max_position_embeddings`` ou ``n_positions`` da
     configuração).
 
-    Ver Capítulo 5, seção 5.8.
+    Ver Capítulo 5, seção 5.7.
     """
     cfg = model.config
     for name in ("max_position_embeddings", "n_positions", "n_ctx"):
@@ -398,7 +398,7 @@ def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
     custa pouco mais que uma linha só, porque o passo é limitado pela leitura dos pesos. Os sorteios
     usam um ``torch.Generator`` da CPU semeado com ``seed``; com ``n = 1`` o resultado é o de
     ``generate(..., seed=seed)``. Uma linha que chega ao EOS para ali. Devolve os textos.
-    Ver Capítulo 5, seção 5.7.
+    Ver Capítulo 5, seção 5.6.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
