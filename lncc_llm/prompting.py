@@ -8,9 +8,10 @@ contexto.
   decidem por maioria (autoconsistência), com ``"INDETERMINADO"`` quando nada
   pode ser lido ou quando há empate;
 * ``truncate_ids``, ``truncate_text`` e ``simulated_window``: cortam uma entrada
-  longa para caber numa janela de contexto e simulam uma janela menor;
-* ``COURSE_REVIEWS``: um pequeno conjunto rotulado de avaliações curtas, escritas
-  para o curso (10 em português e 10 em inglês, metade positivas).
+  longa para caber numa janela de contexto e simulam uma janela menor.
+
+O conjunto rotulado do capítulo (48 frases de avaliação e 16 de exemplo, em inglês e em português)
+fica em ``lncc_llm/dados/icl.json`` e é lido por ``lncc_llm.icl``.
 """
 from __future__ import annotations
 
@@ -25,51 +26,11 @@ from .likelihood import prompt_ids, sequence_logprob  # noqa: F401  (prompt_ids:
 
 UNDECIDED = "INDETERMINADO"
 
-LABELS_PT = ("POSITIVO", "NEGATIVO")
-LABELS_EN = ("POSITIVE", "NEGATIVE")
-
 # Grafias aceitas ao ler uma resposta livre: o modelo às vezes troca de idioma ou de gênero.
 SENTIMENT_ALIASES = {
     "POSITIVO": ("positivo", "positiva", "positive"),
     "NEGATIVO": ("negativo", "negativa", "negative"),
 }
-
-
-class Review(NamedTuple):
-    """Uma avaliação curta rotulada: idioma (``"pt"``/``"en"``), texto e rótulo
-    (``"positivo"``/``"negativo"``).
-
-    Ver Capítulo 5.
-    """
-
-    lang: str
-    text: str
-    label: str
-
-
-# Frases escritas para o curso (não vêm do texto nem de um conjunto público).
-COURSE_REVIEWS: tuple[Review, ...] = (
-    Review("pt", "A comida chegou quente e muito saborosa.", "positivo"),
-    Review("pt", "Gostei muito do livro, li em dois dias.", "positivo"),
-    Review("pt", "O hotel é limpo e a equipe é simpática.", "positivo"),
-    Review("pt", "Que show incrível, quero ir de novo!", "positivo"),
-    Review("pt", "O aplicativo é rápido e fácil de usar.", "positivo"),
-    Review("pt", "O celular esquenta demais e a bateria não dura.", "negativo"),
-    Review("pt", "Esperei uma hora e o pedido veio errado.", "negativo"),
-    Review("pt", "O filme é chato e longo demais.", "negativo"),
-    Review("pt", "A cadeira quebrou na primeira semana.", "negativo"),
-    Review("pt", "Atendimento grosseiro, nunca mais volto.", "negativo"),
-    Review("en", "The pasta was fresh and delicious.", "positivo"),
-    Review("en", "I loved this book and finished it in two days.", "positivo"),
-    Review("en", "Great headphones, the sound is amazing.", "positivo"),
-    Review("en", "The staff were friendly and the room was spotless.", "positivo"),
-    Review("en", "A wonderful movie with a beautiful ending.", "positivo"),
-    Review("en", "The battery died after one hour.", "negativo"),
-    Review("en", "Terrible service, we waited forever.", "negativo"),
-    Review("en", "The shoes fell apart in a week.", "negativo"),
-    Review("en", "Boring plot and awful acting.", "negativo"),
-    Review("en", "The app keeps crashing and support never answers.", "negativo"),
-)
 
 
 # -------------------------------------------------------------------- rótulos por log-probabilidade

@@ -16,7 +16,7 @@ def _hf_beams(model, prompt_ids, **kwargs):
 @pytest.mark.parametrize("prompt, chat, beams, new, penalty", [
     ("The capital of France is", False, 3, 8, 1.0),       # termina no último passo
     ("Once upon a time,", False, 2, 8, 0.0),              # sem normalização pelo comprimento
-    ("What is 2+2?", True, 3, 24, 1.0),                    # termina no EOS, com parada antecipada
+    ("What is 2+2?", True, 2, 16, 1.0),                    # termina no EOS (8 tokens), com parada antecipada
 ])
 def test_same_tokens_as_transformers(decoder, prompt, chat, beams, new, penalty):
     model, tok = decoder

@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from lncc_llm.prompting import (
-    COURSE_REVIEWS,
     UNDECIDED,
     classify,
     label_logprob,
@@ -22,18 +21,6 @@ from lncc_llm.prompting import (
 from lncc_llm.sampling import context_window, generate
 
 PROMPT = 'Classifique o sentimento como POSITIVO ou NEGATIVO.\n\nTexto: "Que dia lindo."\nSentimento:'
-
-
-# ----------------------------------------------------------------------------- conjunto rotulado
-
-
-def test_course_reviews_are_balanced_and_unique():
-    assert len(COURSE_REVIEWS) == 20
-    for lang in ("pt", "en"):
-        labels = [r.label for r in COURSE_REVIEWS if r.lang == lang]
-        assert len(labels) == 10 and labels.count("positivo") == labels.count("negativo") == 5
-    assert len({r.text for r in COURSE_REVIEWS}) == 20
-    assert {r.label for r in COURSE_REVIEWS} == {"positivo", "negativo"}
 
 
 # ----------------------------------------------------------------------------- log-probabilidade dos rótulos

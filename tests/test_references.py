@@ -36,21 +36,12 @@ HEADING_NUMBER = re.compile(rf"^({SEC})(?:\s+(a|e)\s+({SEC}))?\s+")
 FENCE_LINE = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})(.*)$")
 
 # Referências que apontam para nada hoje, com a issue que as conserta. Chave: (arquivo, referência).
-KNOWN_BROKEN = {
-    ("book/cap05_prompting_icl.ipynb", "célula 0", "seção 5.2"): (
-        "'os objetivos da atividade (a seção 5.2 do texto)': número de seção do texto-base, que o livro "
-        "não tem; a issue dos Capítulos 4–5 leva a comparação para um quadro recolhido"
-    ),
-    ("book/cap05_prompting_icl.ipynb", "célula 24 (comentário)", "seção 5.6.2"): (
-        "'# saída do texto, seção 5.6.2': numeração do texto-base num comentário de código; "
-        "mesma issue"
-    ),
-}
+KNOWN_BROKEN: dict = {}
 
 # Frases que dizem o que outro capítulo ensina: algum título do capítulo citado deve conter o termo.
 # (arquivo, trecho da frase, capítulo citado, termo)
 TOPIC_CLAIMS = [
-    ("book/apendice_a_gpt_do_zero.ipynb", "sem filtros como o top-p do Capítulo 4", "4", "top-p"),
+    ("book/apendice_a_gpt_do_zero.ipynb", "sem filtros como o top-k e o top-p do Capítulo 4", "4", "top-k"),
 ]
 KNOWN_BROKEN_TOPICS: dict = {}
 
