@@ -190,6 +190,7 @@ class KShotPoint:
 
     ``bias`` é a margem da entrada sem conteúdo ("N/A") com os mesmos exemplos, e
     ``calibrated_accuracy`` a acurácia com o limiar em ``bias`` em vez de 0 (Zhao et al., 2021).
+    ``demos`` são os exemplos sorteados, na ordem em que entraram no prompt.
     Ver Capítulo 5, seção 5.4.
     """
 
@@ -200,6 +201,7 @@ class KShotPoint:
     margins: tuple[float, ...]
     bias: float
     calibrated_accuracy: float
+    demos: tuple[dict, ...] = ()
 
 
 def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int = 3,
@@ -223,7 +225,7 @@ def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int =
             margins, bias = margins[:-1].tolist(), float(margins[-1])
             auc = auroc(margins, [bool(t) for t in truth])
             points.append(KShotPoint(k, draw, _accuracy(margins, truth, 0.0), auc, tuple(margins),
-                                     bias, _accuracy(margins, truth, bias)))
+                                     bias, _accuracy(margins, truth, bias), tuple(demos)))
     return points
 
 

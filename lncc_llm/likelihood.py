@@ -1,13 +1,13 @@
-"""Log-verossimilhança de uma completação: a conta que os Capítulos 5 e 8 compartilham.
+"""Log-verossimilhança de uma continuação: a conta que os Capítulos 5 e 8 compartilham.
 
-* ``sequence_logprob``: log p(completação | prompt), a soma das log-probabilidades dos tokens da
-  completação, numa passagem para frente. É a definição única do curso: o Capítulo 5 pontua rótulos
+* ``sequence_logprob``: log p(continuação | prompt), a soma das log-probabilidades dos tokens da
+  continuação, numa passagem para frente. É a definição única do curso: o Capítulo 5 pontua rótulos
   com ela (``prompting.label_logprob``), o Capítulo 8 calcula a perda do DPO e pontua questões de
   múltipla escolha com ela;
 * ``sequence_logprobs``: a mesma conta para muitos pares, em lote;
 * ``masked_logprob_sums``: a mesma soma para um lote já tokenizado, com uma máscara que marca os
-  tokens da completação (o formato dos lotes do ``trl``);
-* ``prompt_ids`` e ``completion_ids``: como prompt e completação viram ids;
+  tokens da continuação (o formato dos lotes do ``trl``);
+* ``prompt_ids`` e ``completion_ids``: como prompt e continuação viram ids;
 * ``left_padded_batch``: textos num lote preenchido à esquerda (geração e juiz leem a última
   posição).
 """
@@ -44,11 +44,11 @@ def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
 
 
 def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[int]:
-    """Ids da completação, na forma em que ela segue o prompt.
+    """Ids da continuação, na forma em que ela segue o prompt.
 
     * texto: tokenizado sozinho, sem tokens especiais (um rótulo, uma alternativa " Paris");
     * mensagens (com ``chat=True``): a conversa inteira (prompt + resposta) passa pelo template de
-      chat, e a completação é o que vem depois do prompt — a resposta e o ``<|im_end|>`` que a
+      chat, e a continuação é o que vem depois do prompt — a resposta e o ``<|im_end|>`` que a
       fecha, como o ``DPOTrainer`` do ``trl`` recorta;
     * lista de ids: usada como está.
     Ver Capítulo 8, seção 8.2.
@@ -57,7 +57,7 @@ def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[in
         return list(completion)
     if _is_messages(completion):
         if not (chat and _is_messages(prompt)):
-            raise ValueError("Uma completação em mensagens pede um prompt em mensagens e "
+            raise ValueError("Uma continuação em mensagens pede um prompt em mensagens e "
                              "chat=True.")
         full = tokenizer.apply_chat_template(list(prompt) + list(completion), tokenize=False)
         start = tokenizer.apply_chat_template(list(prompt), tokenize=False,
@@ -67,11 +67,11 @@ def completion_ids(tokenizer, prompt, completion, chat: bool = False) -> list[in
                              "completa.")
         completion = full[len(start):]
     if not isinstance(completion, str) or not completion:
-        raise ValueError("A completação deve ser um texto não vazio, mensagens ou ids; "
+        raise ValueError("A continuação deve ser um texto não vazio, mensagens ou ids; "
                          f"recebi {completion!r}.")
     ids = tokenizer(completion, add_special_tokens=False)["input_ids"]
     if not ids:
-        raise ValueError(f"A completação {completion!r} não produziu nenhum token.")
+        raise ValueError(f"A continuação {completion!r} não produziu nenhum token.")
     return ids
 
 
@@ -91,12 +91,12 @@ def masked_logprob_sums(logits, input_ids, completion_mask) -> torch.Tensor:
 @torch.no_grad()
 def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False,
                       batch_size: int = 64) -> list[float]:
-    """``sequence_logprob`` para muitos pares (prompt, completação), em lotes com preenchimento à
+    """``sequence_logprob`` para muitos pares (prompt, continuação), em lotes com preenchimento à
     direita.
 
-    Cada linha é prompt + completação; a máscara de atenção esconde o preenchimento (que fica depois
+    Cada linha é prompt + continuação; a máscara de atenção esconde o preenchimento (que fica depois
     dos tokens reais, então não muda nada antes dele) e ``masked_logprob_sums`` soma só os tokens da
-    completação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem
+    continuação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem
     comum.
     Ver Capítulo 8, seção 8.4.
     """
@@ -105,7 +105,7 @@ def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False
         raise ValueError(f"{len(prompts)} prompts para {len(completions)} completações: as listas "
                          "devem ter o mesmo tamanho.")
     if not prompts:
-        raise ValueError("Nada para pontuar: passe ao menos um par (prompt, completação).")
+        raise ValueError("Nada para pontuar: passe ao menos um par (prompt, continuação).")
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows = []
@@ -130,11 +130,11 @@ def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False
 
 
 def sequence_logprob(model, tokenizer, prompt, completion, chat: bool = False) -> float:
-    """log p(completação | prompt): a soma das log-probabilidades dos tokens da completação.
+    """log p(continuação | prompt): a soma das log-probabilidades dos tokens da continuação.
 
     ``prompt`` é um texto, uma lista de mensagens (com ``chat=True``) ou uma lista de ids;
     ``completion`` é um texto, mensagens do assistente ou ids (ver ``completion_ids``). Uma
-    passagem para frente sobre prompt + completação; a posição ``t`` dos logits prevê o token
+    passagem para frente sobre prompt + continuação; a posição ``t`` dos logits prevê o token
     ``t + 1``. Completações mais longas somam mais termos negativos: compare textos de tamanhos
     parecidos, ou normalize (``acc_norm`` divide pelo número de caracteres).
     Ver Capítulo 5, seção 5.4, e Capítulo 8, seções 8.2 e 8.4.

@@ -37,7 +37,7 @@ SENTIMENT_ALIASES = {
 
 
 def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> float:
-    """log p(rótulo | prompt): ``likelihood.sequence_logprob`` com o rótulo como completação.
+    """log p(rótulo | prompt): ``likelihood.sequence_logprob`` com o rótulo como continuação.
 
     ``prompt`` é um texto, uma lista de mensagens (com ``chat=True``) ou uma lista de ids.
     O rótulo é tokenizado sozinho (sem tokens especiais) e colado depois dos ids do
@@ -80,7 +80,7 @@ def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) ->
     Procura cada grafia de ``aliases`` (padrão: ``SENTIMENT_ALIASES``) como palavra
     inteira, sem diferenciar maiúsculas. "NEGATIVO." vira ``"NEGATIVO"``; "POSITIVO
     ou NEGATIVO" é ambígua e vira ``None``, assim como um texto sem rótulo.
-    Ver Capítulo 5, seção 5.6.
+    Ver Capítulo 5, seção 5.4.
     """
     aliases = SENTIMENT_ALIASES if aliases is None else aliases
     found = set()

@@ -1,4 +1,4 @@
-"""Testes de lncc_llm.likelihood: a definição única de log p(completação | prompt)."""
+"""Testes de lncc_llm.likelihood: a definição única de log p(continuação | prompt)."""
 import math
 
 import pytest
