@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Matriz de portabilidade: o nbval de cada notebook em configurações que mudam a ordem das somas.
+
+As saídas guardadas foram geradas numa CPU com as instruções vetoriais dela e 2 threads. Um leitor
+com outra CPU soma os mesmos números em outra ordem. Este script reproduz isso numa máquina só:
+
+- ``ATEN_CPU_CAPABILITY``: os *kernels* vetoriais do PyTorch (``default`` = nenhum, ``avx2``, ou o
+  melhor que a CPU tiver), com ``MKL_ENABLE_INSTRUCTIONS`` e ``ONEDNN_MAX_CPU_ISA`` rebaixados junto;
+- ``OMP_NUM_THREADS`` = 1 ou 2.
+
+Uso, da raiz do repositório:
+
+    python scripts/matriz_portabilidade.py                       # todos os notebooks, 6 configurações
+    python scripts/matriz_portabilidade.py cap04 cap05           # só os notebooks com esses nomes
+    python scripts/matriz_portabilidade.py --configs default-1t melhor-2t --saida matriz.md
+
+Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada. Cada
+execução é um ``pytest --nbval`` num processo só; rode o script sozinho na máquina (os tempos de
+vários processos de PyTorch ao mesmo tempo se atrapalham).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CAPABILITIES = {
+    "melhor": {},
+    "avx2": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "ONEDNN_MAX_CPU_ISA": "AVX2"},
+    "default": {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+                "ONEDNN_MAX_CPU_ISA": "SSE41"},
+}
+CONFIGS = {f"{cap}-{n}t": {**env, "OMP_NUM_THREADS": str(n), "MKL_NUM_THREADS": str(n)}
+           for cap, env in CAPABILITIES.items() for n in (1, 2)}
+
+
+def run(notebook: Path, env_extra: dict) -> tuple[list[str], float]:
+    """Roda o nbval num notebook; devolve as células que falharam e o tempo."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "r.xml"
+        cmd = [sys.executable, "-m", "pytest", str(notebook.relative_to(ROOT)), "--nbval",
+               "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg", "-q",
+               "-p", "no:cacheprovider", f"--junitxml={report}"]
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra}, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if not report.exists():
+            return ["(o pytest não produziu relatório)"], seconds
+        failed = [case.get("name", "?") for case in ET.parse(report).iter("testcase")
+                  if case.find("failure") is not None or case.find("error") is not None]
+    return failed, seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", help="trechos do nome (padrão: todos)")
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
+    parser.add_argument("--saida", help="grava também a tabela em Markdown neste arquivo")
+    args = parser.parse_args()
+
+    notebooks = sorted((ROOT / "book").glob("*.ipynb"))
+    if args.notebooks:
+        notebooks = [nb for nb in notebooks if any(part in nb.name for part in args.notebooks)]
+        if not notebooks:
+            parser.error(f"nenhum notebook tem {args.notebooks} no nome")
+    rows = []
+    for nb in notebooks:
+        cells = []
+        for name in args.configs:
+            failed, seconds = run(nb, CONFIGS[name])
+            verdict = "ok" if not failed else ", ".join(f.replace("Cell ", "célula ") for f in failed)
+            print(f"{nb.stem:<36} {name:<11} {seconds:6.0f} s  {verdict}", flush=True)
+            cells.append(verdict)
+        rows.append((nb.stem, cells))
+    if args.saida:
+        lines = ["| notebook | " + " | ".join(args.configs) + " |",
+                 "|---|" + "---|" * len(args.configs)]
+        lines += [f"| {stem} | " + " | ".join(cells) + " |" for stem, cells in rows]
+        Path(args.saida).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0 if all(c == "ok" for _, cells in rows for c in cells) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
