@@ -4,14 +4,15 @@
 As saídas guardadas foram geradas numa CPU com as instruções vetoriais dela e 2 threads. Um leitor
 com outra CPU soma os mesmos números em outra ordem. Este script reproduz isso numa máquina só:
 
-- ``ATEN_CPU_CAPABILITY``: os *kernels* vetoriais do PyTorch (``default`` = nenhum, ``avx2``, ou o
-  melhor que a CPU tiver), com ``MKL_ENABLE_INSTRUCTIONS`` e ``ONEDNN_MAX_CPU_ISA`` rebaixados junto;
+- ``ATEN_CPU_CAPABILITY``: os *kernels* vetoriais do PyTorch (``default`` = nenhum, ``avx2``, ou
+  o melhor que a CPU tiver), com ``MKL_ENABLE_INSTRUCTIONS`` e ``ONEDNN_MAX_CPU_ISA`` rebaixados
+  junto;
 - ``OMP_NUM_THREADS`` = 1 ou 2.
 
 Uso, da raiz do repositório:
 
-    python scripts/matriz_portabilidade.py                       # todos os notebooks, 6 configurações
-    python scripts/matriz_portabilidade.py cap04 cap05           # só os notebooks com esses nomes
+    python scripts/matriz_portabilidade.py               # todos os notebooks, 6 configurações
+    python scripts/matriz_portabilidade.py cap04 cap05   # só os notebooks com esses nomes
     python scripts/matriz_portabilidade.py --configs default-1t melhor-2t --saida matriz.md
 
 Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada. Cada
@@ -48,7 +49,8 @@ def run(notebook: Path, env_extra: dict) -> tuple[list[str], float]:
                "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg", "-q",
                "-p", "no:cacheprovider", f"--junitxml={report}"]
         start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra}, capture_output=True, text=True)
+        subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra}, capture_output=True,
+                       text=True)
         seconds = time.perf_counter() - start
         if not report.exists():
             return ["(o pytest não produziu relatório)"], seconds
