@@ -76,7 +76,8 @@ def main():
         cells = []
         for name in args.configs:
             failed, seconds = run(nb, CONFIGS[name])
-            verdict = "ok" if not failed else ", ".join(f.replace("Cell ", "célula ") for f in failed)
+            cells_failed = [f.replace("Cell ", "célula ") for f in failed]
+            verdict = ", ".join(cells_failed) if cells_failed else "ok"
             print(f"{nb.stem:<36} {name:<11} {seconds:6.0f} s  {verdict}", flush=True)
             cells.append(verdict)
         rows.append((nb.stem, cells))
