@@ -394,8 +394,8 @@ def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
                 seed: int = 0, chat: bool = False) -> list[str]:
     """``n`` continuações sorteadas do mesmo prompt, geradas juntas num lote (com *KV cache*).
 
-    Cada passo roda o modelo uma vez para as ``n`` linhas: na CPU, um lote de 1 token por linha
-    custa pouco mais que uma linha só, porque o passo é limitado pela leitura dos pesos. Os sorteios
+    Cada passo roda o modelo uma vez para as ``n`` linhas: os pesos são lidos uma vez por passo
+    para todas elas, em vez de uma vez por linha (Capítulo 4, seção 4.11.1). Os sorteios
     usam um ``torch.Generator`` da CPU semeado com ``seed``; com ``n = 1`` o resultado é o de
     ``generate(..., seed=seed)``. Uma linha que chega ao EOS para ali. Devolve os textos.
     Ver Capítulo 5, seção 5.6.
