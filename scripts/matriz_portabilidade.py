@@ -14,6 +14,7 @@ Uso, da raiz do repositório:
     python scripts/matriz_portabilidade.py               # todos os notebooks, 6 configurações
     python scripts/matriz_portabilidade.py cap04 cap05   # só os notebooks com esses nomes
     python scripts/matriz_portabilidade.py --configs default-1t melhor-2t --saida matriz.md
+    python scripts/matriz_portabilidade.py cap06 --registros /tmp/matriz  # guarda as diferenças
 
 Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada. Cada
 execução é um ``pytest --nbval`` num processo só; rode o script sozinho na máquina (os tempos de
@@ -41,17 +42,21 @@ CONFIGS = {f"{cap}-{n}t": {**env, "OMP_NUM_THREADS": str(n), "MKL_NUM_THREADS": 
            for cap, env in CAPABILITIES.items() for n in (1, 2)}
 
 
-def run(notebook: Path, env_extra: dict) -> tuple[list[str], float]:
-    """Roda o nbval num notebook; devolve as células que falharam e o tempo."""
+def run(notebook: Path, env_extra: dict, log: Path | None = None) -> tuple[list[str], float]:
+    """Roda o nbval num notebook; devolve as células que falharam e o tempo.
+
+    Com ``log``, grava ali a saída do pytest (as diferenças célula a célula)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.xml"
         cmd = [sys.executable, "-m", "pytest", str(notebook.relative_to(ROOT)), "--nbval",
                "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg", "-q",
                "-p", "no:cacheprovider", f"--junitxml={report}"]
         start = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra}, capture_output=True,
-                       text=True)
+        done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra},
+                              capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        if log is not None:
+            log.write_text(done.stdout + done.stderr, encoding="utf-8")
         if not report.exists():
             return ["(o pytest não produziu relatório)"], seconds
         failed = [case.get("name", "?") for case in ET.parse(report).iter("testcase")
@@ -64,6 +69,7 @@ def main():
     parser.add_argument("notebooks", nargs="*", help="trechos do nome (padrão: todos)")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
     parser.add_argument("--saida", help="grava também a tabela em Markdown neste arquivo")
+    parser.add_argument("--registros", help="pasta onde gravar a saída do pytest de cada execução")
     args = parser.parse_args()
 
     notebooks = sorted((ROOT / "book").glob("*.ipynb"))
@@ -71,11 +77,15 @@ def main():
         notebooks = [nb for nb in notebooks if any(part in nb.name for part in args.notebooks)]
         if not notebooks:
             parser.error(f"nenhum notebook tem {args.notebooks} no nome")
+    logs = Path(args.registros) if args.registros else None
+    if logs is not None:
+        logs.mkdir(parents=True, exist_ok=True)
     rows = []
     for nb in notebooks:
         cells = []
         for name in args.configs:
-            failed, seconds = run(nb, CONFIGS[name])
+            log = logs / f"{nb.stem}.{name}.log" if logs is not None else None
+            failed, seconds = run(nb, CONFIGS[name], log)
             cells_failed = [f.replace("Cell ", "célula ") for f in failed]
             verdict = ", ".join(cells_failed) if cells_failed else "ok"
             print(f"{nb.stem:<36} {name:<11} {seconds:6.0f} s  {verdict}", flush=True)
