@@ -48,8 +48,8 @@ def run(notebook: Path, env_extra: dict, log: Path | None = None) -> tuple[list[
     Com ``log``, grava ali a saída do pytest (as diferenças célula a célula)."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.xml"
-        cmd = [sys.executable, "-m", "pytest", str(notebook.relative_to(ROOT)), "--nbval",
-               "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg", "-q",
+        cmd = [sys.executable, "-m", "pytest", str(notebook), "--nbval", "--nbval-current-env",
+               "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q",
                "-p", "no:cacheprovider", f"--junitxml={report}"]
         start = time.perf_counter()
         done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra},
