@@ -16,7 +16,9 @@ Uso, da raiz do repositório:
     python scripts/matriz_portabilidade.py --configs default-1t melhor-2t --saida matriz.md
     python scripts/matriz_portabilidade.py cap06 --registros /tmp/matriz  # guarda as diferenças
 
-Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada. Cada
+Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada
+("célula N" é a numeração do nbval: a N-ésima célula de **código**, contando de 0). Numa CPU sem
+AVX-512, ``avx2-Nt`` e ``melhor-Nt`` são a mesma configuração, e o script roda só uma delas. Cada
 execução é um ``pytest --nbval`` num processo só; rode o script sozinho na máquina (os tempos de
 vários processos de PyTorch ao mesmo tempo se atrapalham).
 """
@@ -77,13 +79,23 @@ def main():
         notebooks = [nb for nb in notebooks if any(part in nb.name for part in args.notebooks)]
         if not notebooks:
             parser.error(f"nenhum notebook tem {args.notebooks} no nome")
+    best = subprocess.run([sys.executable, "-c", "import torch; "
+                           "print(torch.backends.cpu.get_cpu_capability())"],
+                          capture_output=True, text=True).stdout.strip()
+    print(f"capacidade da CPU (torch): {best}")
+    configs = list(args.configs)
+    if best == "AVX2":       # sem AVX-512, "avx2-Nt" é a mesma configuração que "melhor-Nt"
+        for n in (1, 2):
+            if f"avx2-{n}t" in configs and f"melhor-{n}t" in configs:
+                configs.remove(f"avx2-{n}t")
+                print(f"avx2-{n}t = melhor-{n}t nesta CPU: roda uma vez só")
     logs = Path(args.registros) if args.registros else None
     if logs is not None:
         logs.mkdir(parents=True, exist_ok=True)
     rows = []
     for nb in notebooks:
         cells = []
-        for name in args.configs:
+        for name in configs:
             log = logs / f"{nb.stem}.{name}.log" if logs is not None else None
             failed, seconds = run(nb, CONFIGS[name], log)
             cells_failed = [f.replace("Cell ", "célula ") for f in failed]
@@ -92,8 +104,8 @@ def main():
             cells.append(verdict)
         rows.append((nb.stem, cells))
     if args.saida:
-        lines = ["| notebook | " + " | ".join(args.configs) + " |",
-                 "|---|" + "---|" * len(args.configs)]
+        lines = ["| notebook | " + " | ".join(configs) + " |",
+                 "|---|" + "---|" * len(configs)]
         lines += [f"| {stem} | " + " | ".join(cells) + " |" for stem, cells in rows]
         Path(args.saida).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0 if all(c == "ok" for _, cells in rows for c in cells) else 1
