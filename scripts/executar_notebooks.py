@@ -52,7 +52,7 @@ def main(filters):
     for path in paths:
         start = time.perf_counter()
         nb = nbformat.read(path, as_version=4)
-        ExecutePreprocessor(timeout=900, kernel_name="python3").preprocess(
+        ExecutePreprocessor(timeout=900, kernel_name="python3", record_timing=False).preprocess(
             nb, {"metadata": {"path": str(path.parent)}}
         )
         nbformat.write(nb, path)
