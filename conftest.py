@@ -8,6 +8,12 @@ inicia usam ``núcleos // workers`` threads (uma, numa CPU de 2 núcleos): dois 
 disputassem os mesmos núcleos andariam mais devagar que um só. Fora do xdist nada muda, e um
 notebook rodado sozinho usa a máquina inteira. Os arquivos mais longos vão primeiro (tempos em
 ``tests/duracoes.json``), para que os dois *workers* terminem juntos.
+
+O nbval compara cada saída recalculada com a guardada pela regra dos números do livro
+(``lncc_llm.stored_outputs``): um número com casas decimais pode mudar uma unidade na última casa
+impressa; inteiros e texto, nada. Com ``LNCC_LLM_DERIVA=arquivo``, cada célula que passou por
+causa da regra acrescenta ao arquivo uma linha JSON com os números tolerados (a matriz de
+portabilidade usa isso para contar o que mudou em cada configuração).
 """
 import json
 import os
@@ -18,6 +24,7 @@ os.environ["LNCC_LLM_QUIET"] = "1"  # sem barras de progresso nem avisos de conv
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+DRIFT_LOG = "LNCC_LLM_DERIVA"
 ROOT = Path(__file__).resolve().parent
 DURATIONS = ROOT / "tests" / "duracoes.json"
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
@@ -63,3 +70,35 @@ def pytest_collection_modifyitems(session, config, items):
         return
     durations = json.loads(DURATIONS.read_text(encoding="utf-8")) if DURATIONS.exists() else {}
     items[:] = file_order(items, durations)
+
+
+def install_number_rule(cell_class):
+    """Faz o ``compare_outputs`` do nbval aplicar a regra dos números antes da comparação literal.
+
+    Os textos novos que concordam com os guardados pela regra são trocados pelos guardados; o resto
+    segue para a comparação do próprio nbval, que mostra a diferença se houver.
+    """
+    from lncc_llm.stored_outputs import reconcile_outputs
+
+    literal = cell_class.compare_outputs
+    if getattr(literal, "number_rule", False):
+        return
+
+    def compare_outputs(self, test, ref, skip_compare=None):
+        test, drift = reconcile_outputs(test, ref, self.sanitize)
+        if drift and os.environ.get(DRIFT_LOG):
+            line = {"celula": self.nodeid, "numeros": [list(pair) for pair in drift]}
+            with open(os.environ[DRIFT_LOG], "a", encoding="utf-8") as log:
+                log.write(json.dumps(line, ensure_ascii=False) + "\n")
+        return literal(self, test, ref, skip_compare)
+
+    compare_outputs.number_rule = True
+    cell_class.compare_outputs = compare_outputs
+
+
+def pytest_configure(config):
+    try:
+        from nbval.plugin import IPyNbCell
+    except ImportError:  # sem nbval, não há saídas guardadas a comparar
+        return
+    install_number_rule(IPyNbCell)
