@@ -126,10 +126,24 @@ def choose_device(device: str | None = None) -> torch.device:
     return chosen
 
 
-def environment_line(device: torch.device, seed: int) -> str:
+def disable_tf32() -> bool:
+    """Desliga o TF32 nas multiplicações de matrizes (cuBLAS) e no cuDNN; devolve ``True`` se ficou.
+
+    Numa GPU Ampere ou mais nova, o PyTorch pode trocar o float32 das matmuls pelo TF32 (10 bits de
+    mantissa, erro relativo perto de 1e-3); as saídas do livro são de float32 de verdade. Usa as
+    chaves clássicas (``allow_tf32``), as que o PyTorch 2.13 aceita sem misturar com a API nova. Na
+    CPU, onde não há TF32, as chaves também existem e ficam desligadas.
+    Ver Introdução, seção "Como ler as saídas".
+    """
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return not (torch.backends.cuda.matmul.allow_tf32 or torch.backends.cudnn.allow_tf32)
+
+
+def environment_line(device: torch.device, seed: int, tf32_off: bool = True) -> str:
     """Monta as duas linhas curtas e estáveis que descrevem o ambiente do notebook.
 
-    Versões na primeira linha; dispositivo, semente e modo offline na segunda, para que
+    Versões na primeira linha; dispositivo, semente, modo offline e o TF32 na segunda, para que
     nenhuma passe da largura da página do livro.
 
     Ver Capítulo 1, seção "Verificação do ambiente".
@@ -144,15 +158,17 @@ def environment_line(device: torch.device, seed: int) -> str:
         f"lncc_llm {__version__} | Python {py} | torch {torch_version} | "
         f"transformers {transformers.__version__}\n"
         f"dispositivo: {device.type} | semente: {seed} | "
-        f"offline: {'sim' if is_offline() else 'não'}"
+        f"offline: {'sim' if is_offline() else 'não'} | "
+        f"TF32: {'desligado' if tf32_off else 'ligado'}"
     )
 
 
 def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = True) -> torch.device:
-    """Prepara um capítulo: silencia ruído, força o modo offline, fixa sementes e escolhe o
-    dispositivo.
+    """Prepara um capítulo: silencia ruído, força o modo offline, fixa sementes, desliga o TF32 e
+    escolhe o dispositivo.
 
-    Imprime uma linha estável com versões, dispositivo e semente, e devolve o
+    Imprime duas linhas estáveis com versões, dispositivo, semente, modo offline e TF32 (desligado
+    na GPU e na CPU, para que as contas em float32 sejam as mesmas), e devolve o
     ``torch.device`` escolhido. Leitores online podem passar ``offline=False``
     para carregar modelos do Hub por nome.
     Ver Capítulo 1, seção "Verificação do ambiente".
@@ -161,7 +177,7 @@ def setup_notebook(seed: int = 0, device: str | None = None, offline: bool = Tru
     silence_library_noise()
     seed_everything(seed)
     chosen = choose_device(device)
-    print(environment_line(chosen, seed))
+    print(environment_line(chosen, seed, tf32_off=disable_tf32()))
     return chosen
 
 

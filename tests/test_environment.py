@@ -29,11 +29,26 @@ def test_setup_prints_two_short_stable_lines_and_returns_device(capsys):
     assert len(lines) == 2
     assert lines[0].startswith("lncc_llm ") and "torch " in lines[0]
     assert lines[1].startswith("dispositivo: ") and "semente: 0" in lines[1] and "offline: sim" in lines[1]
+    assert lines[1].endswith("| TF32: desligado")
     # a saída de código do livro mostra cerca de 80 colunas sem rolar (issue 9: a linha era cortada)
     assert max(len(line) for line in lines) <= 80
     assert isinstance(device, torch.device)
     setup_notebook(seed=0)
     assert capsys.readouterr().out.strip() == out
+
+
+def test_setup_turns_tf32_off_for_matmul_and_cudnn_and_says_so(capsys):
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        setup_notebook()
+        assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert torch.backends.cuda.matmul.fp32_precision == "ieee"  # a API nova vê o mesmo
+        assert "TF32: desligado" in capsys.readouterr().out
+        assert "TF32: ligado" in environment_line(torch.device("cuda"), 0, tf32_off=False)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
 
 
 def test_environment_line_identical_on_cpu_and_gpu_after_sanitize():
