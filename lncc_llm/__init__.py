@@ -1,7 +1,8 @@
 """lncc_llm: as ferramentas do livro "Large Language Models: da teoria à prática".
 
 Organizado por conceito: ``environment`` (preparação dos notebooks), ``checks`` (a linha de veredito
-de cada conta conferida), ``formatting`` (inteiros com espaço fino nos milhares), ``models``
+de cada conta conferida), ``formatting`` (inteiros com espaço fino nos milhares),
+``stored_outputs`` (a regra com que o nbval compara os números das saídas guardadas), ``models``
 (modelos offline), ``attention`` (atenção do zero), ``plotting`` (figuras), ``diagrams`` (diagramas
 de arquitetura), ``rope`` (posições rotativas), ``moe`` (mistura de especialistas), ``sampling``
 (temperatura, top-p e o laço de geração), ``gpt`` (um GPT do zero), ``tokenization`` (BPE do GPT-2

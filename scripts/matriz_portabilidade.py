@@ -17,12 +17,17 @@ Uso, da raiz do repositório:
     python scripts/matriz_portabilidade.py cap06 --registros /tmp/matriz  # guarda as diferenças
 
 Para cada notebook e configuração, imprime ``ok`` ou as células que diferem da saída guardada
-("célula N" é a numeração do nbval: a N-ésima célula de **código**, contando de 0). Numa CPU sem
-AVX-512, ``avx2-Nt`` e ``melhor-Nt`` são a mesma configuração, e o script roda só uma delas. Cada
-execução é um ``pytest --nbval`` num processo só; rode o script sozinho na máquina (os tempos de
-vários processos de PyTorch ao mesmo tempo se atrapalham).
+("célula N" é a numeração do nbval: a N-ésima célula de **código**, contando de 0). O nbval compara
+pela regra dos números do livro (``lncc_llm.stored_outputs``: uma unidade na última casa impressa);
+quando a regra tolerou alguma coisa, o veredito diz quantos números mudaram na última casa
+(``ok (3 na última casa)``), e ``--registros`` guarda quais. A tabela de ``--saida`` começa por uma
+linha com a CPU: modelo, capacidade que o torch usa e as extensões AVX-512/AMX que ela tem.
+Numa CPU sem AVX-512, ``avx2-Nt`` e ``melhor-Nt`` são a mesma configuração, e o script roda só
+uma delas. Cada execução é um ``pytest --nbval`` num processo só; rode o script sozinho na máquina
+(os tempos de vários processos de PyTorch ao mesmo tempo se atrapalham).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -44,26 +49,61 @@ CONFIGS = {f"{cap}-{n}t": {**env, "OMP_NUM_THREADS": str(n), "MKL_NUM_THREADS": 
            for cap, env in CAPABILITIES.items() for n in (1, 2)}
 
 
-def run(notebook: Path, env_extra: dict, log: Path | None = None) -> tuple[list[str], float]:
-    """Roda o nbval num notebook; devolve as células que falharam e o tempo.
+def cpu_summary(capability: str) -> str:
+    """Uma linha sobre a CPU: modelo, a capacidade que o torch usa e as extensões AVX-512/AMX."""
+    model, flags = "?", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and model == "?":
+                model = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:  # fora do Linux
+        pass
+    wide = sorted(f for f in flags if f.startswith(("avx512", "amx")))
+    return (f"CPU: {model} | capacidade do torch: {capability} | "
+            f"AVX-512/AMX: {', '.join(wide) if wide else 'nenhuma'}")
 
-    Com ``log``, grava ali a saída do pytest (as diferenças célula a célula)."""
+
+def markdown_table(cpu: str, configs: list[str], rows: list[tuple[str, list[str]]]) -> str:
+    """A tabela de ``--saida``: a linha da CPU e um veredito por notebook e configuração."""
+    lines = [cpu, "", "| notebook | " + " | ".join(configs) + " |", "|---|" + "---|" * len(configs)]
+    lines += [f"| {stem} | " + " | ".join(cells) + " |" for stem, cells in rows]
+    return "\n".join(lines) + "\n"
+
+
+def run(notebook: Path, env_extra: dict, log: Path | None = None) -> tuple[list[str], float, list]:
+    """Roda o nbval num notebook; devolve as células que falharam, o tempo e o que a regra tolerou.
+
+    O terceiro item é a lista de ``(célula, [[guardado, novo], ...])`` das células que só passaram
+    pela regra dos números. Com ``log``, grava ali a saída do pytest (as diferenças célula a célula)
+    e, depois dela, os números tolerados."""
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "r.xml"
+        drift_log = Path(tmp) / "deriva.jsonl"
         cmd = [sys.executable, "-m", "pytest", str(notebook), "--nbval", "--nbval-current-env",
                "--nbval-sanitize-with", str(ROOT / "tests" / "sanitize.cfg"), "-q",
                "-p", "no:cacheprovider", f"--junitxml={report}"]
         start = time.perf_counter()
-        done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra},
+        done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env_extra,
+                                                  "LNCC_LLM_DERIVA": str(drift_log)},
                               capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        drift = []
+        if drift_log.exists():
+            for line in drift_log.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                drift.append((entry["celula"].rsplit("::", 1)[-1], entry["numeros"]))
         if log is not None:
-            log.write_text(done.stdout + done.stderr, encoding="utf-8")
+            tolerated = "".join(f"{cell}: {pairs}\n" for cell, pairs in drift)
+            log.write_text(done.stdout + done.stderr + "\nnúmeros tolerados pela regra:\n"
+                           + (tolerated or "nenhum\n"), encoding="utf-8")
         if not report.exists():
-            return ["(o pytest não produziu relatório)"], seconds
+            return ["(o pytest não produziu relatório)"], seconds, drift
         failed = [case.get("name", "?") for case in ET.parse(report).iter("testcase")
                   if case.find("failure") is not None or case.find("error") is not None]
-    return failed, seconds
+    return failed, seconds, drift
 
 
 def main():
@@ -82,7 +122,8 @@ def main():
     best = subprocess.run([sys.executable, "-c", "import torch; "
                            "print(torch.backends.cpu.get_cpu_capability())"],
                           capture_output=True, text=True).stdout.strip()
-    print(f"capacidade da CPU (torch): {best}")
+    cpu = cpu_summary(best)
+    print(cpu)
     configs = list(args.configs)
     if best == "AVX2":       # sem AVX-512, "avx2-Nt" é a mesma configuração que "melhor-Nt"
         for n in (1, 2):
@@ -97,18 +138,17 @@ def main():
         cells = []
         for name in configs:
             log = logs / f"{nb.stem}.{name}.log" if logs is not None else None
-            failed, seconds = run(nb, CONFIGS[name], log)
+            failed, seconds, drift = run(nb, CONFIGS[name], log)
             cells_failed = [f.replace("Cell ", "célula ") for f in failed]
-            verdict = ", ".join(cells_failed) if cells_failed else "ok"
+            moved = sum(len(pairs) for _, pairs in drift)
+            verdict = (", ".join(cells_failed) if cells_failed
+                       else f"ok ({moved} na última casa)" if moved else "ok")
             print(f"{nb.stem:<36} {name:<11} {seconds:6.0f} s  {verdict}", flush=True)
             cells.append(verdict)
         rows.append((nb.stem, cells))
     if args.saida:
-        lines = ["| notebook | " + " | ".join(configs) + " |",
-                 "|---|" + "---|" * len(configs)]
-        lines += [f"| {stem} | " + " | ".join(cells) + " |" for stem, cells in rows]
-        Path(args.saida).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return 0 if all(c == "ok" for _, cells in rows for c in cells) else 1
+        Path(args.saida).write_text(markdown_table(cpu, configs, rows), encoding="utf-8")
+    return 0 if all(c.startswith("ok") for _, cells in rows for c in cells) else 1
 
 
 if __name__ == "__main__":
