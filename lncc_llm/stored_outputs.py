@@ -10,10 +10,13 @@ A regra:
   formato (as mesmas casas) e diferem em **no máximo uma unidade da última casa impressa**:
   ``25.95``/``25.96`` e ``9.99``/``10.00`` concordam; ``25.95``/``25.98`` e ``25.95``/``26.95``
   não; ``-0.00`` e ``0.00`` são o mesmo número;
-- inteiros (``124 439 808``, ``7/8``) e todo o texto são comparados exatamente, e um número que
-  aparece ou some é uma diferença;
-- os espaços de alinhamento encostados num número cuja largura mudou (``9.99`` → ``10.00``,
-  ``-0.00`` → ``0.00``) não contam.
+- inteiros (``124 439 808``, ``7/8``, e também ``+304%``, impresso sem casas) e todo o texto são
+  comparados exatamente, e um número que aparece ou some é uma diferença; também são exatos os
+  números de um algarismo só (``0.2``, ``5e-04``, ``1e-05``), que costumam ser configurações, os
+  nomes com hífen (``Llama-3.2-1B``) e a linha de versões de ``setup_notebook``;
+- os espaços comuns de alinhamento encostados num número cuja largura mudou (``9.99`` →
+  ``10.00``, ``-0.00`` → ``0.00``) não contam; uma tabela que recalcula a largura das colunas
+  inteiras (como a do pandas) não é coberta.
 
 O ``conftest.py`` do repositório aplica a regra a toda célula que o nbval compara: se cada texto
 de saída concorda com o guardado por essa regra, o texto novo é trocado pelo guardado antes da
@@ -28,21 +31,30 @@ import re
 from decimal import Decimal
 
 # Um número com casas decimais ou expoente, com sinal opcional (hífen, "+" ou o menos U+2212).
-# Não pega pedaços de palavras ou identificadores (fp32, Q4_1) nem de versões (2.13.0).
+# Não pega pedaços de palavras ou identificadores (fp32, Q4_1), nomes com hífen (Llama-3.2-1B,
+# GPT-3.5) nem versões de três partes (2.13.0).
 _NUMBER = re.compile(
-    r"(?<![\w.])"
+    r"(?<![\w.])(?<!\w-)"
     r"(?P<sign>[-+\u2212]?)"
     r"(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:[eE](?P<exp>[-+]?\d+))?"
     r"(?!\w|\.\d)"
 )
 
 
+# A linha de versões de setup_notebook ("lncc_llm 0.1.0 | Python 3.11 | torch 2.13.0 | ..."): as
+# versões de duas partes parecem números, mas são texto.
+_VERSIONS_LINE = re.compile(r"(?m)^lncc_llm \S+ \| Python .*$")
+
+
 def _floats(text: str) -> tuple[list[str], list[re.Match]]:
     """Os trechos de texto entre os números com casas decimais, e os próprios números."""
+    exact = [m.span() for m in _VERSIONS_LINE.finditer(text)]
     pieces, numbers, start = [], [], 0
     for match in _NUMBER.finditer(text):
         if match["frac"] is None and match["exp"] is None:
             continue  # inteiro: fica no texto, comparado exatamente
+        if any(lo <= match.start() < hi for lo, hi in exact):
+            continue
         pieces.append(text[start:match.start()])
         numbers.append(match)
         start = match.end()
@@ -58,6 +70,12 @@ def _value_and_unit(match: re.Match) -> tuple[Decimal, Decimal]:
     return value, Decimal(f"1e{exp - len(frac)}")
 
 
+def _has_two_digits(match: re.Match) -> bool:
+    """Dois algarismos significativos ou duas casas (``0.25``, ``4.0``, ``0.05``; não ``0.2``)."""
+    frac = match["frac"] or ""
+    return len(frac) >= 2 or len((match["int"] + frac).lstrip("0")) >= 2
+
+
 def _same_number(stored: re.Match, new: re.Match) -> bool:
     if len(stored["frac"] or "") != len(new["frac"] or ""):
         return False  # outro formato: outra casa decimal impressa não é deriva, é mudança
@@ -65,7 +83,11 @@ def _same_number(stored: re.Match, new: re.Match) -> bool:
         return False
     a, unit_a = _value_and_unit(stored)
     b, unit_b = _value_and_unit(new)
-    return abs(a - b) <= max(unit_a, unit_b)
+    if a == b:
+        return True  # -0.00 e 0.00
+    if not (_has_two_digits(stored) or _has_two_digits(new)):
+        return False  # um algarismo só (0.2, 5e-04, 1e-05) costuma ser configuração: exato
+    return abs(a - b) <= min(unit_a, unit_b)
 
 
 def number_drift(stored: str, new: str) -> list[tuple[str, str]] | None:

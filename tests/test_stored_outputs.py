@@ -28,6 +28,12 @@ ROOT = Path(__file__).resolve().parents[1]
     ("[0.125, -0.333]", "[0.126, -0.332]"),
     (f"parâmetros: 124{T}439{T}808 | perda 2.31", f"parâmetros: 124{T}439{T}808 | perda 2.32"),
     ("texto igual, 7/8 e 0.5", "texto igual, 7/8 e 0.5"),
+    ("margem 0.05", "margem 0.04"),                               # duas casas, um algarismo
+    ("razão 0.9", "razão 1.0"),                                   # o vai-um chega a dois algarismos
+    ("erro 9.99e-01", "erro 1.00e+00"),                           # vai-um no expoente
+    ("s = 4.0: PPL 30.18", "s = 4.0: PPL 30.19"),
+    ("lncc_llm 0.1.0 | Python 3.11 | torch 2.13.0\nPPL 25.95",
+     "lncc_llm 0.1.0 | Python 3.11 | torch 2.13.0\nPPL 25.96"),
 ])
 def test_agrees_within_one_unit_of_the_last_printed_digit(stored, new):
     assert numbers_agree(stored, new)
@@ -51,6 +57,16 @@ def test_agrees_within_one_unit_of_the_last_printed_digit(stored, new):
     ("torch 2.13.0", "torch 2.13.1"),          # versões são texto
     ("fp32 0.50", "fp16 0.50"),
     ("v1.5", "v1.6"),                          # número colado numa palavra: texto
+    ("Llama-3.2-1B", "Llama-3.1-1B"),          # nomes com hífen: texto
+    ("GPT-3.5", "GPT-3.6"),
+    ("beta = 0.0, epsilon = 0.2", "beta = 0.1, epsilon = 0.2"),  # um algarismo: configuração
+    ("epsilon = 0.2", "epsilon = 0.3"),
+    ("lr 5e-04", "lr 6e-04"),
+    ("eps 1e-05", "eps 1e-06"),                # expoentes diferentes: não é uma unidade
+    ("eps 1e-05", "eps 1e-04"),
+    ("1.00e+00", "9.91e-01"),                  # nove unidades da casa menor
+    ("lncc_llm 0.1.0 | Python 3.11 | torch 2.13.0", "lncc_llm 0.1.0 | Python 3.12 | torch 2.13.0"),
+    ("variação +304%", "variação +305%"),      # sem casas decimais: inteiro
 ])
 def test_disagrees_on_real_changes(stored, new):
     assert not numbers_agree(stored, new)
@@ -131,6 +147,23 @@ def test_the_repository_conftest_applies_the_rule_in_nbval(tmp_path, printed, pa
     assert log.exists() == moved
     if moved:
         assert json.loads(log.read_text(encoding="utf-8"))["numeros"] == [["112.20", "112.21"]]
+
+
+def test_a_cell_that_fails_elsewhere_logs_no_drift(tmp_path):
+    """Uma célula com um número tolerado no stdout e uma mudança real no stderr falha, sem registro."""
+    shutil.copy(ROOT / "conftest.py", tmp_path / "conftest.py")
+    nb = _notebook("PPL 25.95", "PPL 25.96")
+    cell = nb["cells"][0]
+    cell["source"] = ["import sys\n", "print('PPL 25.96')\n", "print('aviso 2', file=sys.stderr)"]
+    cell["outputs"].append({"name": "stderr", "output_type": "stream", "text": ["aviso 1\n"]})
+    (tmp_path / "celula.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    log = tmp_path / "deriva.jsonl"
+    done = subprocess.run([sys.executable, "-m", "pytest", "celula.ipynb", "--nbval",
+                           "--nbval-current-env", "-q", "-p", "no:cacheprovider"],
+                          cwd=tmp_path, capture_output=True, text=True,
+                          env={**_env(), "LNCC_LLM_DERIVA": str(log)})
+    assert done.returncode == 1 and "aviso" in done.stdout
+    assert not log.exists()
 
 
 def _env():
