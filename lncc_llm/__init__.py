@@ -17,80 +17,106 @@ reserva). Os capítulos importam daqui; o que o texto-base mostra fica no notebo
 """
 __version__ = "0.1.0"
 
-from .alignment import dpo_loss, grpo_advantages, reinforce
-from .attention import (
-    additive_mask,
-    causal_mask,
-    merge_heads,
-    multi_head_attention,
-    padding_mask,
-    scaled_dot_product_attention,
-    split_heads,
-)
-from .checks import check
-from .corpus import CharTokenizer, shakespeare_text, train_val_split
-from .diagrams import (
-    architecture_panels,
-    draw_architecture_comparison,
-    draw_update_spaces,
-)
-from .environment import (
-    choose_device,
-    progress,
-    rounded,
-    seed_everything,
-    set_offline,
-    setup_notebook,
-    silence_library_noise,
-)
-from .evaluation import (
-    judge_pair,
-    multiple_choice_accuracy,
-    near_duplicates,
-    position_consistency,
-)
-from .finetuning import finetune, greedy_answers, side_by_side
-from .formatting import fmt_int
-from .gpt import GPT_CONFIG_124M, GPTConfig, GPTModel, count_parameters
-from .likelihood import sequence_logprob
-from .models import (
-    CacheNotWritableError,
-    ModelNotAvailableError,
-    cache_dir,
-    load_decoder,
-    load_encoder,
-)
-from .moe import MoELayer, balance_loss, expert_load, moe_parameter_counts, top_k_route
-from .plotting import pca_2d, plot_attention, plot_pca
-from .quantization import (
-    compare_to_reference,
-    load_decoder_quantized,
-    model_bytes,
-    training_memory,
-)
-from .rope import (
-    apply_rope,
-    attention_logits,
-    rope_angles,
-    rope_cos_sin,
-    rotate_half,
-    rotation_matrix,
-)
-from .sampling import (
-    apply_temperature,
-    context_window,
-    entropy,
-    generate,
-    penalize_repetition,
-    sample_many,
-    sampling_distribution,
-    top_k_filter,
-    top_p_filter,
-)
-from .style import style_dataset, style_matches, style_score
-from .tokenization import gpt2_tokenizer
-from .trainers import cpu_training_args, lora_config
-from .training import fixed_threads, perplexity, text_perplexity
+import importlib
+import importlib.util
+
+# Importação preguiçosa (PEP 562): ``from lncc_llm import check`` carrega só o módulo dele, e
+# ``import lncc_llm.exercicios`` não puxa o torch (os exercícios conferem respostas sem ele).
+_ONDE = {
+    "dpo_loss": "alignment",
+    "grpo_advantages": "alignment",
+    "reinforce": "alignment",
+    "additive_mask": "attention",
+    "causal_mask": "attention",
+    "merge_heads": "attention",
+    "multi_head_attention": "attention",
+    "padding_mask": "attention",
+    "scaled_dot_product_attention": "attention",
+    "split_heads": "attention",
+    "check": "checks",
+    "CharTokenizer": "corpus",
+    "shakespeare_text": "corpus",
+    "train_val_split": "corpus",
+    "architecture_panels": "diagrams",
+    "draw_architecture_comparison": "diagrams",
+    "draw_update_spaces": "diagrams",
+    "choose_device": "environment",
+    "progress": "environment",
+    "rounded": "environment",
+    "seed_everything": "environment",
+    "set_offline": "environment",
+    "setup_notebook": "environment",
+    "silence_library_noise": "environment",
+    "judge_pair": "evaluation",
+    "multiple_choice_accuracy": "evaluation",
+    "near_duplicates": "evaluation",
+    "position_consistency": "evaluation",
+    "finetune": "finetuning",
+    "greedy_answers": "finetuning",
+    "side_by_side": "finetuning",
+    "fmt_int": "formatting",
+    "GPT_CONFIG_124M": "gpt",
+    "GPTConfig": "gpt",
+    "GPTModel": "gpt",
+    "count_parameters": "gpt",
+    "sequence_logprob": "likelihood",
+    "CacheNotWritableError": "models",
+    "ModelNotAvailableError": "models",
+    "cache_dir": "models",
+    "load_decoder": "models",
+    "load_encoder": "models",
+    "MoELayer": "moe",
+    "balance_loss": "moe",
+    "expert_load": "moe",
+    "moe_parameter_counts": "moe",
+    "top_k_route": "moe",
+    "pca_2d": "plotting",
+    "plot_attention": "plotting",
+    "plot_pca": "plotting",
+    "compare_to_reference": "quantization",
+    "load_decoder_quantized": "quantization",
+    "model_bytes": "quantization",
+    "training_memory": "quantization",
+    "apply_rope": "rope",
+    "attention_logits": "rope",
+    "rope_angles": "rope",
+    "rope_cos_sin": "rope",
+    "rotate_half": "rope",
+    "rotation_matrix": "rope",
+    "apply_temperature": "sampling",
+    "context_window": "sampling",
+    "entropy": "sampling",
+    "generate": "sampling",
+    "penalize_repetition": "sampling",
+    "sample_many": "sampling",
+    "sampling_distribution": "sampling",
+    "top_k_filter": "sampling",
+    "top_p_filter": "sampling",
+    "style_dataset": "style",
+    "style_matches": "style",
+    "style_score": "style",
+    "gpt2_tokenizer": "tokenization",
+    "cpu_training_args": "trainers",
+    "lora_config": "trainers",
+    "fixed_threads": "training",
+    "perplexity": "training",
+    "text_perplexity": "training",
+}
+
+
+def __getattr__(nome: str):
+    modulo = _ONDE.get(nome)
+    if modulo is None and importlib.util.find_spec(f"{__name__}.{nome}") is not None:
+        return importlib.import_module(f".{nome}", __name__)   # um submódulo: lncc_llm.models
+    if modulo is None:
+        raise AttributeError(f"o módulo 'lncc_llm' não tem o atributo {nome!r}")
+    valor = getattr(importlib.import_module(f".{modulo}", __name__), nome)
+    globals()[nome] = valor
+    return valor
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ONDE))
 
 __all__ = [
     "__version__",

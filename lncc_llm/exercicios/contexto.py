@@ -1,0 +1,49 @@
+"""O contexto de um exercício fora do notebook: as células da lição que a solução usa, executadas num dicionário.
+
+Os testes (``tests/test_exercicios.py``) rodam a solução de referência sem kernel. Em vez de repetir o código
+da lição, executam as próprias células do notebook, escolhidas pelo ``id`` de célula (estável quando outras
+células entram ou saem), com o matplotlib sem janela e a saída impressa descartada.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import warnings
+from pathlib import Path
+from typing import Callable
+
+LIVRO = Path(__file__).resolve().parents[2] / "book"
+_CACHE: dict[tuple, dict] = {}
+
+
+def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: str = "") -> Callable[[], dict]:
+    """Devolve uma função que monta o namespace: executa as células ``ids`` de ``book/<notebook>.ipynb``
+    (e depois o código ``extra``). O resultado fica em cache por processo; cada chamada recebe uma cópia rasa.
+    """
+    chave = (notebook, tuple(ids), extra)
+
+    def construir() -> dict:
+        if chave not in _CACHE:
+            import matplotlib
+
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+
+            caderno = json.loads((LIVRO / f"{notebook}.ipynb").read_text(encoding="utf-8"))
+            por_id = {c.get("id"): c for c in caderno["cells"]}
+            faltam = [i for i in ids if i not in por_id]
+            if faltam:
+                raise KeyError(f"{notebook}: células {faltam} não existem mais; atualize o contexto do exercício.")
+            ns: dict = {"__name__": "__contexto_do_exercicio__"}
+            fontes = ["".join(por_id[i]["source"]) for i in ids] + ([extra] if extra else [])
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for n, fonte in enumerate(fontes):
+                    linhas = [ln for ln in fonte.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+                    exec(compile("\n".join(linhas), f"{notebook}[{n}]", "exec"), ns)
+            plt.close("all")
+            _CACHE[chave] = ns
+        return dict(_CACHE[chave])
+
+    return construir

@@ -1,0 +1,389 @@
+"""O exercício que confere a resposta do leitor: ``verificar``, ``dica`` e a solução recolhida.
+
+Cada :class:`Exercicio` carrega a própria prova: o código da solução de referência (em
+``lncc_llm/dados/exercicios/``), o valor esperado calculado por outro caminho (a biblioteca, uma fórmula
+fechada ou uma propriedade), os erros comuns com a mensagem de cada um e o contexto mínimo para rodar a
+solução fora do notebook (``tests/test_exercicios.py``). Nada aqui importa o torch.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import html
+import re
+import sys
+from dataclasses import dataclass
+from enum import Enum
+from importlib import resources
+from typing import Callable
+
+from . import registro
+from .comparar import Incorreto, comparar
+
+
+class _Lacuna:
+    """O marcador ``____`` da célula inicial: a resposta ainda não foi escrita."""
+
+    def __repr__(self) -> str:
+        return "____"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+____ = _Lacuna()
+
+
+class NaoTentado(Exception):
+    """A resposta ainda é a lacuna ``____`` (ou a função levanta ``NotImplementedError``)."""
+
+
+class ErroDoLeitor(Exception):
+    """O código do leitor levantou uma exceção; a mensagem a resume numa linha."""
+
+
+class Status(Enum):
+    CORRETO = "correto"
+    INCORRETO = "incorreto"
+    NAO_TENTADO = "nao_tentado"
+    ERRO = "erro"
+
+
+_ROTULO = {
+    Status.CORRETO: ("[OK] Correto", "✓ Correto", "#2e7d32"),
+    Status.INCORRETO: ("[X] Ainda não", "✗ Ainda não", "#c62828"),
+    Status.NAO_TENTADO: ("[..] Não tentado", "… Não tentado", "#8d6e00"),
+    Status.ERRO: ("[!] Erro no seu código", "⚠ Erro no seu código", "#c62828"),
+}
+
+
+def _em_html(texto: str) -> str:
+    """Escapa o texto e transforma `código` em <code>código</code> (o único markdown das mensagens)."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(texto, quote=False))
+
+
+def _caixa(cor: str, corpo: str) -> str:
+    return (f'<div style="border-left:4px solid {cor};padding:4px 10px;margin:4px 0">'
+            f"{corpo}</div>")
+
+
+@dataclass(frozen=True)
+class Resultado:
+    """O veredito de uma conferência: status e uma mensagem curta em pt-BR."""
+
+    status: Status
+    mensagem: str = ""
+
+    def __bool__(self) -> bool:
+        return self.status is Status.CORRETO
+
+    def __repr__(self) -> str:
+        rotulo = _ROTULO[self.status][0]
+        return f"{rotulo}: {self.mensagem}" if self.mensagem else rotulo
+
+    def _repr_html_(self) -> str:
+        _, rotulo, cor = _ROTULO[self.status]
+        corpo = f'<b style="color:{cor}">{rotulo}</b>'
+        if self.mensagem:
+            corpo += f" — {_em_html(self.mensagem)}"
+        return _caixa(cor, corpo)
+
+
+@dataclass(frozen=True)
+class ErroComum:
+    """Um erro que os leitores cometem: ``resposta(ns)`` devolve as variáveis erradas (valores ou
+    funções) e ``mensagem`` é o diagnóstico que o leitor deve ver quando a resposta dele bater com elas."""
+
+    mensagem: str
+    resposta: Callable[[dict], dict]
+
+
+class Exibivel:
+    def __init__(self, texto: str, html_: str):
+        self._texto, self._html = texto, html_
+
+    def __repr__(self) -> str:
+        return self._texto
+
+    def _repr_html_(self) -> str:
+        return self._html
+
+
+def mostrar(objeto) -> None:
+    try:
+        from IPython.display import display
+    except ImportError:  # pragma: no cover - o curso sempre tem IPython
+        print(repr(objeto))
+        return
+    display(objeto)
+
+
+def _namespace_do_leitor(profundidade: int = 2) -> dict:
+    try:
+        from IPython import get_ipython
+        ip = get_ipython()
+    except ImportError:  # pragma: no cover
+        ip = None
+    if ip is not None:
+        return ip.user_ns
+    return sys._getframe(profundidade).f_globals
+
+
+def _vazio(valor) -> bool:
+    if valor is ____ or valor is Ellipsis:
+        return True
+    if isinstance(valor, (list, tuple)):
+        return any(_vazio(v) for v in valor)
+    if isinstance(valor, dict):
+        return any(_vazio(v) for v in valor.values())
+    return False
+
+
+def _sem_gradiente():
+    torch = sys.modules.get("torch")
+    return torch.no_grad() if torch is not None else contextlib.nullcontext()
+
+
+class Exercicio:
+    """Um exercício com resposta computável.
+
+    - ``variaveis``: os nomes que o leitor define na célula inicial;
+    - ``esperado(ns)``: o valor certo de cada variável, calculado por um caminho independente da solução
+      (para uma variável que é uma função, a função de referência);
+    - ``entradas(ns)``: as chamadas de teste, quando o leitor escreve uma função;
+    - ``conferir(valores, ns)``: uma conferência sob medida (levanta :class:`Incorreto`), no lugar da
+      comparação com ``esperado``;
+    - ``erros_comuns``: os erros previstos, cada um com a sua mensagem;
+    - ``contexto()``: o namespace mínimo para rodar a solução de referência fora do notebook;
+    - ``inicio``: as linhas da célula inicial que o leitor completa (com ``____``).
+
+    Capítulo 0 do livro (como usar os exercícios): ``intro.md``.
+    """
+
+    def __init__(self, id: str, titulo: str, variaveis: tuple[str, ...], dicas: tuple[str, ...], *,
+                 esperado: Callable[[dict], dict] | None = None,
+                 entradas: Callable[[dict], list[tuple]] | None = None,
+                 conferir: Callable[[dict, dict], None] | None = None,
+                 erros_comuns: tuple[ErroComum, ...] = (),
+                 contexto: Callable[[], dict] | None = None,
+                 rtol: float = 1e-4, atol: float = 1e-6,
+                 parabens: str = "", inicio: str = ""):
+        if esperado is None and conferir is None:
+            raise ValueError(f"{id}: defina `esperado` ou `conferir`.")
+        self.id = id
+        self.capitulo, self.nome = id.split(".")
+        self.numero = int(self.nome.removeprefix("ex"))
+        self.titulo = titulo
+        self.variaveis = tuple(variaveis)
+        self.dicas = tuple(dicas)
+        self.esperado = esperado
+        self.entradas = entradas
+        self._conferir_sob_medida = conferir
+        self.erros_comuns = tuple(erros_comuns)
+        self.contexto = contexto
+        self.rtol, self.atol = rtol, atol
+        self.parabens = parabens
+        self.inicio = inicio.strip("\n")
+        self._dica_atual = 0
+
+    def __repr__(self) -> str:
+        return f"<exercício {self.numero} de {self.capitulo}: {self.titulo}>"
+
+    # ------------------------------------------------------------------ o código da solução
+    @property
+    def solucao(self) -> str:
+        """O código da solução de referência: o mesmo da célula recolhida do notebook."""
+        arquivo = resources.files("lncc_llm.dados") / "exercicios" / f"{self.capitulo}_{self.nome}.py"
+        return arquivo.read_text(encoding="utf-8")
+
+    # ------------------------------------------------------------------ núcleo (nunca levanta)
+    def _respostas(self, valores: dict, ns: dict, do_leitor: bool = True) -> dict:
+        """Troca cada função pelas suas saídas nas ``entradas``; valores passam como estão."""
+        saidas = {}
+        for nome, valor in valores.items():
+            if callable(valor) and self.entradas is not None and not isinstance(valor, type):
+                resultados = []
+                casos = self.entradas(ns)
+                for i, args in enumerate(casos, start=1):
+                    try:
+                        with _sem_gradiente():
+                            saida = valor(*copy.deepcopy(args))
+                    except NotImplementedError:
+                        raise NaoTentado(f"a função `{nome}` ainda não foi escrita.") from None
+                    except Exception as erro:  # o código do leitor: uma linha, sem traceback
+                        if not do_leitor:
+                            raise
+                        texto = str(erro).strip().splitlines()[0] if str(erro).strip() else ""
+                        raise ErroDoLeitor(
+                            f"`{nome}` levantou {type(erro).__name__}"
+                            + (f": {texto}" if texto else "")
+                            + f" (na chamada de teste {i} de {len(casos)}).") from None
+                    if _vazio(saida):
+                        raise NaoTentado(f"a função `{nome}` ainda devolve `____`.")
+                    resultados.append(saida)
+                saidas[nome] = resultados
+            else:
+                saidas[nome] = valor
+        return saidas
+
+    def _conferir(self, respostas: dict, ns: dict) -> None:
+        if self._conferir_sob_medida is not None:
+            self._conferir_sob_medida(respostas, ns)
+            return
+        esperado = self._respostas(self.esperado(ns), ns, do_leitor=False)
+        for nome in self.variaveis:
+            comparar(respostas[nome], esperado[nome], rtol=self.rtol, atol=self.atol, nome=f"`{nome}`")
+
+    def _bate_com(self, respostas: dict, erro: ErroComum, ns: dict) -> bool:
+        try:
+            errado = self._respostas(erro.resposta(ns), ns, do_leitor=False)
+            for nome, valor in errado.items():
+                comparar(respostas[nome], valor, rtol=self.rtol, atol=self.atol)
+        except Exception:
+            return False
+        return True
+
+    def checar(self, ns: dict) -> Resultado:
+        """Confere as variáveis do leitor no namespace ``ns`` e devolve o :class:`Resultado` (nunca levanta)."""
+        valores = {}
+        for nome in self.variaveis:
+            if nome not in ns:
+                return Resultado(Status.NAO_TENTADO,
+                                 f"`{nome}` ainda não existe: complete a célula do exercício {self.numero} e rode-a.")
+            if _vazio(ns[nome]):
+                return Resultado(Status.NAO_TENTADO,
+                                 f"troque `____` pela sua resposta em `{nome}` e rode a célula de novo.")
+            valores[nome] = ns[nome]
+        try:
+            respostas = self._respostas(valores, ns)
+        except NaoTentado as aviso:
+            return Resultado(Status.NAO_TENTADO, str(aviso))
+        except ErroDoLeitor as erro:
+            return Resultado(Status.ERRO, str(erro))
+        try:
+            self._conferir(respostas, ns)
+        except Incorreto as incorreto:
+            for erro in self.erros_comuns:
+                if self._bate_com(respostas, erro, ns):
+                    return Resultado(Status.INCORRETO, erro.mensagem)
+            return Resultado(Status.INCORRETO, str(incorreto))
+        except Exception as erro:  # uma resposta num formato que a conferência não previu
+            return Resultado(Status.INCORRETO,
+                             f"não consegui conferir a resposta ({type(erro).__name__}); confira o tipo e o "
+                             "formato pedidos no enunciado.")
+        return Resultado(Status.CORRETO, self.parabens)
+
+    # ------------------------------------------------------------------ o leitor
+    def verificar(self) -> None:
+        """Confere a resposta do leitor (as variáveis da célula inicial) e mostra o veredito em pt-BR.
+
+        Capítulo 0 (como usar os exercícios): ``intro.md``.
+        """
+        resultado = self.checar(_namespace_do_leitor())
+        registro.registrar(self.id, resultado.status.value)
+        mostrar(resultado)
+
+    def dica(self, n: int | None = None) -> None:
+        """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Capítulo 0: ``intro.md``."""
+        if not self.dicas:
+            mostrar(Exibivel("Este exercício não tem dicas.", "<p>Este exercício não tem dicas.</p>"))
+            return
+        if n is None:
+            self._dica_atual = min(self._dica_atual + 1, len(self.dicas))
+            n = self._dica_atual
+        n = max(1, min(int(n), len(self.dicas)))
+        texto = self.dicas[n - 1]
+        depois = (f" Para a próxima: `{self.nome}.dica()`." if n < len(self.dicas)
+                  else f" Era a última; a solução fica na célula recolhida logo abaixo (ou `{self.nome}.mostrar_solucao()`).")
+        registro.registrar(self.id, "dica")
+        mostrar(Exibivel(f"Dica {n} de {len(self.dicas)}: {texto}{depois}",
+                           _caixa("#1565c0", f'<b style="color:#1565c0">Dica {n} de {len(self.dicas)}</b>: '
+                                  f"{_em_html(texto)}<br><i>{_em_html(depois.strip())}</i>")))
+
+    def mostrar_solucao(self) -> None:
+        """Mostra o código da solução de referência (o mesmo da célula recolhida). Capítulo 0: ``intro.md``."""
+        registro.registrar(self.id, "solucao")
+        codigo = self.solucao
+        mostrar(Exibivel(codigo, f"<pre><code>{html.escape(codigo)}</code></pre>"))
+
+    def dicas_markdown(self) -> str:
+        """As dicas em ``<details>`` de HTML: abrem no livro estático, no JupyterLab e no Colab, sem kernel."""
+        partes = []
+        for i, texto in enumerate(self.dicas, start=1):
+            partes.append(f"<details><summary>Dica {i}</summary>\n\n{texto}\n\n</details>")
+        return "\n".join(partes)
+
+    # ------------------------------------------------------------------ a célula de solução
+    @contextlib.contextmanager
+    def solucao_recolhida(self, ns: dict | None = None):
+        """Roda a solução de referência, guarda a saída num bloco recolhido e confere que ela passa.
+
+        Levanta ``AssertionError`` (e o nbval falha) se a solução deixar de passar pelo verificador.
+        Capítulo 0: ``intro.md``.
+        """
+        with _capturar() as saida:
+            yield
+        if ns is None:
+            ns = _namespace_do_leitor(profundidade=3)
+        resultado = self.checar(ns)
+        if resultado.status is not Status.CORRETO:
+            saida.show()
+            raise AssertionError(f"a solução de referência de {self.id} não passa pelo verificador: "
+                                 f"{resultado!r}")
+        mostrar(_SaidaRecolhida(f"Saída da solução do exercício {self.numero}", saida.stdout,
+                                saida.outputs, conferida=True))
+
+
+@contextlib.contextmanager
+def _capturar():
+    from IPython.utils.capture import capture_output
+
+    with capture_output(stdout=True, stderr=False, display=True) as saida:
+        try:
+            yield saida
+        except BaseException:
+            saida.show()
+            raise
+
+
+@contextlib.contextmanager
+def saida_recolhida(titulo: str):
+    """Roda o bloco e mostra a saída dele dentro de um ``<details>`` fechado, com ``titulo`` no resumo.
+
+    Para as soluções sem verificador (as de reflexão que têm código): a saída também fica escondida até o
+    leitor pedir, no livro, no JupyterLab e no Colab. Capítulo 0: ``intro.md``.
+    """
+    with _capturar() as saida:
+        yield
+    mostrar(_SaidaRecolhida(titulo, saida.stdout, saida.outputs, conferida=False))
+
+
+class _SaidaRecolhida:
+    """A saída de uma solução dentro de um ``<details>`` fechado: o livro, o JupyterLab e o Colab a escondem."""
+
+    def __init__(self, titulo: str, texto: str, ricas: list, conferida: bool):
+        self.titulo, self.texto, self.ricas, self.conferida = titulo, texto, ricas, conferida
+
+    def __repr__(self) -> str:
+        corpo = self.texto.rstrip("\n")
+        fim = "\n[OK] a solução de referência passa pelo verificador" if self.conferida else ""
+        return f"[{self.titulo}, recolhida]\n{corpo}{fim}"
+
+    def _repr_html_(self) -> str:
+        partes = [f'<details class="lncc-solucao"><summary><b>{html.escape(self.titulo)}</b> '
+                  "(clique para abrir)</summary>"]
+        if self.texto:
+            texto = html.escape(self.texto.rstrip("\n"))
+            partes.append(f'<pre style="white-space:pre-wrap">{texto}</pre>')
+        for rica in self.ricas:
+            dados = getattr(rica, "data", {}) or {}
+            if "image/png" in dados:
+                partes.append(f'<img alt="figura da solução" src="data:image/png;base64,{dados["image/png"]}">')
+            elif "text/html" in dados:
+                partes.append(dados["text/html"])
+            elif "text/plain" in dados:
+                partes.append(f"<pre>{html.escape(dados['text/plain'])}</pre>")
+        if self.conferida:
+            partes.append('<p style="color:#2e7d32">✓ a solução de referência passa pelo verificador.</p>')
+        partes.append("</details>")
+        return "".join(partes)
