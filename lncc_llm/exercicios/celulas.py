@@ -26,7 +26,8 @@ def celula_dicas(ex: Exercicio) -> str:
 def celula_inicial(ex: Exercicio) -> str:
     return (f"# Exercício {ex.numero}: troque cada ____ pela sua resposta e rode a célula "
             f"(uma dica por vez: {ex.nome}.dica())\n"
-            f"from lncc_llm.exercicios.{ex.capitulo} import ____, {ex.nome}\n\n"
+            "from lncc_llm.exercicios import ____\n"
+            f"from lncc_llm.exercicios.{ex.capitulo} import {ex.nome}\n\n"
             f"{ex.inicio}\n"
             f"{ex.nome}.verificar()")
 

@@ -35,7 +35,9 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
             faltam = [i for i in ids if i not in por_id]
             if faltam:
                 raise KeyError(f"{notebook}: células {faltam} não existem mais; atualize o contexto do exercício.")
-            ns: dict = {"__name__": "__contexto_do_exercicio__"}
+            from IPython.display import display
+
+            ns: dict = {"__name__": "__contexto_do_exercicio__", "display": display}
             fontes = ["".join(por_id[i]["source"]) for i in ids] + ([extra] if extra else [])
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
