@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 os.environ["LNCC_LLM_QUIET"] = "1"  # sem barras de progresso nem avisos de conversão
-os.environ["LNCC_LLM_PROGRESSO"] = "0"  # os exercícios não anotam progresso sob os testes (nem nos kernels do nbval)
+os.environ["LNCC_LLM_PROGRESSO"] = "0"  # exercícios: sem registro de progresso (nem no nbval)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 

@@ -259,11 +259,12 @@ def next_token_explorer(logits, tokenizer, temperature: float = 1.0, top_p: floa
 
     controls = {
         "temperature": widgets.FloatLogSlider(value=temperature, base=10, min=-1.3, max=0.6,
-                                              step=0.05, description="τ", readout_format=".2f"),
+                                              step=0.05, description="τ", readout_format=".2f",
+                                              continuous_update=False),
         "top_k": widgets.IntSlider(value=top_k or 0, min=0, max=50, step=1,
-                                   description="top-k (0: não)"),
+                                   description="top-k (0: não)", continuous_update=False),
         "top_p": widgets.FloatSlider(value=top_p, min=0.05, max=1.0, step=0.05, description="top-p",
-                                     readout_format=".2f"),
+                                     readout_format=".2f", continuous_update=False),
     }
 
     def compute(temperature, top_k, top_p):

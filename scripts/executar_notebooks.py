@@ -43,7 +43,7 @@ def notebooks_in_toc_order():
 
 def main(filters):
     os.environ["LNCC_LLM_QUIET"] = "1"
-    os.environ["LNCC_LLM_PROGRESSO"] = "0"  # as saídas guardadas não dependem do progresso de quem roda
+    os.environ["LNCC_LLM_PROGRESSO"] = "0"  # sem registro de progresso dos exercícios
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.pop("MPLBACKEND", None)  # o kernel usa o backend inline do Jupyter
     paths = [p for p in notebooks_in_toc_order()

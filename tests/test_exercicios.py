@@ -18,8 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lncc_llm.exercicios import ____, Status, todos
-from lncc_llm.exercicios.celulas import celula_dicas, celula_inicial, celula_solucao, posicao_do_enunciado
+from lncc_llm.exercicios import Status, ____, todos
+from lncc_llm.exercicios.celulas import (
+    celula_dicas,
+    celula_inicial,
+    celula_solucao,
+    posicao_do_enunciado,
+)
 
 RAIZ = Path(__file__).resolve().parents[1]
 EXERCICIOS = todos()

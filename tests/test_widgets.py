@@ -91,3 +91,19 @@ def test_interactive_show_displays_a_widget_not_a_static_figure(attentions):
     # fora de um kernel, a figura que o widget Output capturaria também aparece aqui: basta haver o widget
     assert any("application/vnd.jupyter.widget-view+json" in out.data for out in captured.outputs)
     assert "interativa" not in captured.stdout
+
+
+def test_slider_drag_redraws_once_not_at_every_intermediate_value():
+    """Issue 34: arrastar o τ no JupyterLab redesenhava a figura a cada valor intermediário (30 s de
+    atraso). Os sliders só avisam ao soltar (``continuous_update=False``): um arrasto, um redesenho."""
+    z = torch.linspace(3, -3, 40)
+    explorer = wd.next_token_explorer(z, FakeTokenizer(), k=10)
+    explorer.widget()
+    for control in explorer.controls.values():
+        if hasattr(control, "continuous_update"):
+            assert control.continuous_update is False, control.description
+    chamadas = []
+    original = explorer._draw
+    explorer._draw = lambda view, fig=None: chamadas.append(view) or original(view, fig=fig)
+    explorer.controls["temperature"].value = 0.45
+    assert len(chamadas) == 1

@@ -15,6 +15,7 @@ import textwrap
 from .nucleo import Exercicio
 
 METADADOS_SOLUCAO = {"cellView": "form", "jupyter": {"source_hidden": True}, "tags": ["hide-input"]}
+_DETAILS_SEM_CLASSE = re.compile(r"^<details><summary><b>Solução")
 _COMENTARIO = re.compile(
     r"^(`{3,})\{admonition\} (Solução[^\n]*)\n:class: dropdown\n\n?(.*?)\n\1[ \t]*$", re.S)
 
@@ -56,10 +57,14 @@ def celula_saida_recolhida(fonte: str) -> str | None:
 
 def comentario_em_details(fonte: str) -> str:
     """Troca um dropdown MyST "Solução …" por ``<details>`` (o MyST não abre fechado no JupyterLab/Colab)."""
+    antigo = _DETAILS_SEM_CLASSE.match(fonte)
+    if antigo:
+        return '<details class="lncc-comentario">' + fonte[len("<details>"):]
     m = _COMENTARIO.match(fonte.strip("\n"))
     if not m:
         return fonte
-    return f"<details><summary><b>{m.group(2)}</b></summary>\n\n{m.group(3).strip(chr(10))}\n\n</details>"
+    return (f'<details class="lncc-comentario"><summary><b>{m.group(2)}</b></summary>\n\n'
+            f"{m.group(3).strip(chr(10))}\n\n</details>")
 
 
 def _id(notebook: str, ex: Exercicio, papel: str) -> str:
@@ -93,7 +98,8 @@ def _e_gerada(celula: dict, ex: Exercicio) -> bool:
     fonte = _fonte(celula)
     primeira = fonte.split("\n", 1)[0]
     if celula["cell_type"] == "markdown":
-        return fonte.startswith("<details><summary>Dica 1</summary>")
+        return fonte.startswith(('<details class="lncc-dica"><summary>Dica 1</summary>',
+                                 "<details><summary>Dica 1</summary>"))
     return (primeira.startswith(f"# Exercício {ex.numero}:")
             or re.search(rf"Solução do exercício {ex.numero}\b(?! \(continuação)", primeira) is not None)
 

@@ -310,7 +310,7 @@ class Exercicio:
         """As dicas em ``<details>`` de HTML: abrem no livro estático, no JupyterLab e no Colab, sem kernel."""
         partes = []
         for i, texto in enumerate(self.dicas, start=1):
-            partes.append(f"<details><summary>Dica {i}</summary>\n\n{texto}\n\n</details>")
+            partes.append(f'<details class="lncc-dica"><summary>Dica {i}</summary>\n\n{texto}\n\n</details>')
         return "\n".join(partes)
 
     # ------------------------------------------------------------------ a célula de solução
