@@ -220,6 +220,20 @@ def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
                     "saída juntos")
                 assert jupyter.get("outputs_hidden", False), f"célula {i}: recolha também a saída no JupyterLab"
             elif hidden_book:
-                assert src.lstrip().startswith(("# Solução", "# Figura")), (
+                assert src.lstrip().startswith(("# @title Solução", "# Figura")), (
                     f"célula {i}: só soluções e o código que desenha uma figura ficam recolhidos; comece por "
-                    "'# Solução' ou '# Figura'")
+                    "'# @title Solução' ou '# Figura'")
+            if src.lstrip().startswith(("# Solução", "# @title Solução")):
+                # Issue 34: a solução, código E saída, fica recolhida no livro, no JupyterLab e no Colab
+                assert src.startswith("# @title Solução") and cell["metadata"].get("cellView") == "form", (
+                    f"célula {i}: solução sem '# @title' e cellView 'form' (o Colab mostraria o código); rode "
+                    "`python scripts/exercicios_nos_notebooks.py`")
+                assert "solucao_recolhida()" in src or "saida_recolhida(" in src, (
+                    f"célula {i}: a saída da solução ficaria à vista; use exN.solucao_recolhida() ou "
+                    "saida_recolhida(...)")
+                html = ["".join(o.get("data", {}).get("text/html", "")) for o in cell.get("outputs", [])
+                        if o.get("output_type") in ("display_data", "execute_result")]
+                soltas = [o for o in cell.get("outputs", []) if o.get("output_type") == "stream"
+                          and o.get("name") == "stdout"]
+                assert not soltas and html and all(h.startswith('<details class="lncc-solucao">') for h in html), (
+                    f"célula {i}: a saída guardada da solução não está toda dentro do <details> recolhido")
