@@ -171,3 +171,19 @@ def test_resposta_que_levanta_excecao_vira_uma_linha():
     assert ex.checar({"f": nao_feita}).status is Status.NAO_TENTADO
     assert ex.checar({"f": lambda x: ____}).status is Status.NAO_TENTADO
     assert ex.checar({"f": lambda x: x * 2}).status is Status.CORRETO
+
+
+def test_saida_recolhida_esconde_a_saida_num_details():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from lncc_llm.exercicios import saida_recolhida
+
+    InteractiveShell.instance()
+    with capture_output() as fora:
+        with saida_recolhida("Saída da solução do exercício 9"):
+            print("x = 1 < 2")
+    assert "x = 1" not in fora.stdout                      # nada solto: só o bloco recolhido
+    html = fora.outputs[0].data["text/html"]
+    assert html.startswith('<details class="lncc-solucao"><summary><b>Saída da solução do exercício 9</b>')
+    assert "x = 1 &lt; 2" in html and "passa pelo verificador" not in html

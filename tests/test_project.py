@@ -145,7 +145,12 @@ def test_notebook_follows_book_conventions(nb_path):
     text = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
     for heading in ("Objetivos", "Pontos para lembrar", "O que vem a seguir", "Exercícios"):
         assert heading in text, f"falta a seção {heading!r}"
-    assert ":class: dropdown" in text, "as soluções dos exercícios devem vir recolhidas"
+    # Issue 34: os comentários de solução ficam em <details> (o dropdown MyST aparece aberto, como texto
+    # cru, no JupyterLab e no Colab); o código das soluções, em células recolhidas (teste abaixo)
+    assert '<details class="lncc-comentario">' in text or "# @title Solução" in "\n".join(
+        _src(c) for c in cells), "as soluções dos exercícios devem vir recolhidas"
+    assert not re.search(r"\{admonition\} Solução[^\n]*\n:class: dropdown", text), (
+        "comentário de solução em dropdown MyST: rode `python scripts/exercicios_nos_notebooks.py`")
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -184,9 +189,13 @@ _DROPDOWN = re.compile(r"(`{3,}|:{3,})\{admonition\}[^\n]*\n:class: dropdown\n(.
 _FENCE = re.compile(r"^\s*(```|~~~)", re.M)
 
 
+_DETAILS = re.compile(r'<details class="lncc-comentario">(.*?)</details>', re.S)
+
+
 def _dropdowns(text):
-    """O corpo de cada ``{admonition}`` recolhido (``:class: dropdown``) de um texto MyST."""
-    return [m.group(2) for m in _DROPDOWN.finditer(text)]
+    """O corpo de cada ``{admonition}`` recolhido (``:class: dropdown``) de um texto MyST, e de cada
+    comentário de solução em ``<details>``."""
+    return [m.group(2) for m in _DROPDOWN.finditer(text)] + [m.group(1) for m in _DETAILS.finditer(text)]
 
 
 def test_dropdown_finder_sees_code_inside_a_solution():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 from .comparar import Incorreto, comparar
-from .nucleo import ErroComum, Exercicio, Resultado, Status, ____
+from .nucleo import ErroComum, Exercicio, Resultado, Status, ____, saida_recolhida
 
 CAPITULOS = ("cap01", "cap02", "cap03", "cap04", "cap05", "cap06", "cap07", "cap08_alinhamento",
              "cap08_avaliacao", "cap09", "apA")
@@ -19,7 +19,7 @@ __all__ = ["____", "CAPITULOS", "ErroComum", "Exercicio", "Incorreto", "Resultad
 
 
 def do_capitulo(capitulo: str) -> list[Exercicio]:
-    """Os exercícios conferíveis de um capítulo (``"cap03"``), em ordem. Capítulo 0: ``intro.md``."""
+    """Os exercícios conferíveis de um capítulo (``"cap03"``), em ordem. Ver Introdução, "Exercícios que conferem a sua resposta"."""
     try:
         modulo = importlib.import_module(f"{__name__}.{capitulo}")
     except ModuleNotFoundError:
@@ -33,7 +33,7 @@ def todos() -> list[Exercicio]:
 
 
 def progresso() -> None:
-    """Mostra o seu progresso local por capítulo (tentados e corretos). Capítulo 0: ``intro.md``."""
+    """Mostra o seu progresso local por capítulo (tentados e corretos). Ver Introdução, "Exercícios que conferem a sua resposta"."""
     from . import registro
     from .nucleo import Exibivel, mostrar
 

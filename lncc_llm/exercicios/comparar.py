@@ -41,7 +41,7 @@ def _descricao_tipo(valor) -> str:
 def comparar(obtido, esperado, *, rtol: float = 1e-4, atol: float = 1e-6, nome: str = "a resposta") -> None:
     """Não faz nada se ``obtido`` concorda com ``esperado``; senão levanta :class:`Incorreto` com o diagnóstico.
 
-    Capítulo 0 (os exercícios): a conferência de cada resposta.
+    Ver Introdução, "Exercícios que conferem a sua resposta".
     """
     if obtido is None and esperado is not None:
         raise Incorreto(f"{nome} é None: faltou um `return`, ou a variável não recebeu valor?")

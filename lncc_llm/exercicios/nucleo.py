@@ -157,7 +157,7 @@ class Exercicio:
     - ``contexto()``: o namespace mínimo para rodar a solução de referência fora do notebook;
     - ``inicio``: as linhas da célula inicial que o leitor completa (com ``____``).
 
-    Capítulo 0 do livro (como usar os exercícios): ``intro.md``.
+    Ver Introdução, "Exercícios que conferem a sua resposta".
     """
 
     def __init__(self, id: str, titulo: str, variaveis: tuple[str, ...], dicas: tuple[str, ...], *,
@@ -277,14 +277,14 @@ class Exercicio:
     def verificar(self) -> None:
         """Confere a resposta do leitor (as variáveis da célula inicial) e mostra o veredito em pt-BR.
 
-        Capítulo 0 (como usar os exercícios): ``intro.md``.
+        Ver Introdução, "Exercícios que conferem a sua resposta".
         """
         resultado = self.checar(_namespace_do_leitor())
         registro.registrar(self.id, resultado.status.value)
         mostrar(resultado)
 
     def dica(self, n: int | None = None) -> None:
-        """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Capítulo 0: ``intro.md``."""
+        """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Ver Introdução, "Exercícios que conferem a sua resposta"."""
         if not self.dicas:
             mostrar(Exibivel("Este exercício não tem dicas.", "<p>Este exercício não tem dicas.</p>"))
             return
@@ -301,7 +301,7 @@ class Exercicio:
                                   f"{_em_html(texto)}<br><i>{_em_html(depois.strip())}</i>")))
 
     def mostrar_solucao(self) -> None:
-        """Mostra o código da solução de referência (o mesmo da célula recolhida). Capítulo 0: ``intro.md``."""
+        """Mostra o código da solução de referência (o mesmo da célula recolhida). Ver Introdução, "Exercícios que conferem a sua resposta"."""
         registro.registrar(self.id, "solucao")
         codigo = self.solucao
         mostrar(Exibivel(codigo, f"<pre><code>{html.escape(codigo)}</code></pre>"))
@@ -319,7 +319,7 @@ class Exercicio:
         """Roda a solução de referência, guarda a saída num bloco recolhido e confere que ela passa.
 
         Levanta ``AssertionError`` (e o nbval falha) se a solução deixar de passar pelo verificador.
-        Capítulo 0: ``intro.md``.
+        Ver Introdução, "Exercícios que conferem a sua resposta".
         """
         with _capturar() as saida:
             yield
@@ -351,7 +351,7 @@ def saida_recolhida(titulo: str):
     """Roda o bloco e mostra a saída dele dentro de um ``<details>`` fechado, com ``titulo`` no resumo.
 
     Para as soluções sem verificador (as de reflexão que têm código): a saída também fica escondida até o
-    leitor pedir, no livro, no JupyterLab e no Colab. Capítulo 0: ``intro.md``.
+    leitor pedir, no livro, no JupyterLab e no Colab. Ver Introdução, "Exercícios que conferem a sua resposta".
     """
     with _capturar() as saida:
         yield

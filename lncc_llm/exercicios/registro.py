@@ -13,7 +13,7 @@ _DESLIGADO = {"0", "nao", "não", "off", "false", "no"}
 
 
 def ligado() -> bool:
-    """O registro de progresso está ligado? Capítulo 0 (como usar os exercícios): ``intro.md``."""
+    """O registro de progresso está ligado? Ver Introdução, "Exercícios que conferem a sua resposta"."""
     if os.environ.get("CI"):
         return False
     return os.environ.get("LNCC_LLM_PROGRESSO", "1").strip().lower() not in _DESLIGADO
