@@ -187,3 +187,16 @@ def test_saida_recolhida_esconde_a_saida_num_details():
     html = fora.outputs[0].data["text/html"]
     assert html.startswith('<details class="lncc-solucao"><summary><b>Saída da solução do exercício 9</b>')
     assert "x = 1 &lt; 2" in html and "passa pelo verificador" not in html
+
+
+@pytest.mark.parametrize("capitulo", sorted({ex.capitulo for ex in EXERCICIOS}))
+def test_sincronizar_um_notebook_em_dia_nao_muda_nada(capitulo):
+    """O script que gera as células não apaga as saídas guardadas de uma célula que já é a gerada."""
+    import copy
+
+    from lncc_llm.exercicios import do_capitulo
+    from lncc_llm.exercicios.celulas import sincronizar
+
+    notebook = importlib.import_module(f"lncc_llm.exercicios.{capitulo}").NOTEBOOK
+    caderno = json.loads((RAIZ / "book" / f"{notebook}.ipynb").read_text(encoding="utf-8"))
+    assert sincronizar(copy.deepcopy(caderno), do_capitulo(capitulo), notebook) == caderno

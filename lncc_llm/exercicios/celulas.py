@@ -9,6 +9,7 @@ dentro de um ``<details>``. Os comentários "Solução do exercício N (comentá
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import textwrap
 
@@ -123,6 +124,11 @@ def sincronizar(caderno: dict, exercicios: list[Exercicio], notebook: str) -> di
         ]
         if not ex.dicas:
             novas = novas[1:]
+        # uma célula que já é a gerada fica como está, com as saídas guardadas
+        iguais = {(c["cell_type"], _fonte(c), json.dumps(c.get("metadata", {}), sort_keys=True)): c
+                  for c in antigas}
+        novas = [iguais.get((c["cell_type"], _fonte(c), json.dumps(c["metadata"], sort_keys=True)), c)
+                 for c in novas]
         celulas[i + 1:i + 1] = novas
     for celula in celulas:
         if celula["cell_type"] == "code":

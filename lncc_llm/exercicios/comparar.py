@@ -98,6 +98,8 @@ def _perto(a, b, rtol, atol) -> bool:
 
 
 def _diagnostico(a, b, rtol, atol, nome) -> str:
+    if a.size == 1:                      # um número: um "fator" ou um "log" entregariam a resposta
+        return _quanto_errou(a, b, nome)
     if a.ndim == 2 and a.shape[0] == a.shape[1] and _perto(a.T, b, rtol, atol):
         return f"{nome} está transposta (linhas no lugar das colunas)."
     with np.errstate(all="ignore"):
