@@ -90,8 +90,9 @@ ex1 = Exercicio(
         "O `absmax` do nf4 simples é um float32 por bloco de 64 pesos: some "
         "`absmax.numel() * absmax.element_size()` sobre as camadas `bnb.nn.Linear4bit` de `models[\"nf4\"]` "
         "(o `absmax` mora em `m.weight.quant_state`).",
-        "Passe os bytes para MiB com `mib` (2²⁰ bytes). A economia fica um pouco abaixo de ¾ do `absmax`: "
-        "cada um passa a custar 1 byte, mais uma constante float32 a cada 256 blocos.",
+        "Passe os bytes para MiB com `mib` (2²⁰ bytes). A economia fica abaixo de ¾ do `absmax`: "
+        "cada um passa a custar 1 byte, e o segundo nível guarda uma constante float32 a cada 256 blocos e, em "
+        "cada camada de 4 bits, uma tabela de 256 valores float32 (1 KiB).",
     ),
     esperado=_esperado_ex1,
     erros_comuns=(

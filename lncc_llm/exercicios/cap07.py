@@ -50,7 +50,11 @@ def _conferir_ex1(valores, ns):
     if gap is None or gap.size != 1:
         raise Incorreto("`gap` deveria ser um número: ‖BA − target‖² no fim da descida.")
     gap, piso = float(gap.item()), float(sv[1] ** 2)
-    if abs(gap - piso) > 1e-6 + 1e-4 * piso:
+    norma2 = float((alvo ** 2).sum())
+    if piso < 1e-3 * norma2:
+        raise Incorreto("as colunas do seu `target` são quase proporcionais (σ₂² é menos de 0,1 % de "
+                        "‖target‖²): escolha um alvo de posto 2 bem definido.")
+    if abs(gap - piso) > 1e-4 * norma2:
         if gap > piso:
             raise Incorreto("`gap` ficou acima de σ₂² do seu alvo: a descida ainda não chegou ao piso "
                             "(dê mais passos ou confira a taxa).")
@@ -127,9 +131,12 @@ ex2 = Exercicio(
     ),
     esperado=_esperado_ex2,
     erros_comuns=(
-        ErroComum("sem o corte em [−c, c], os pesos de módulo 0,20 caem, com c = 0,15, num nível além de 7 que "
-                  "a grade de 4 bits não tem: use `clamp(-c, c)` antes de arredondar.",
+        ErroComum("sem o corte em [−c, c], com c = 0,15 os pesos 0,163 e 0,20 caem em níveis além de 7, que a "
+                  "grade de 4 bits não tem: use `clamp(-c, c)` antes de arredondar.",
                   lambda ns: {"mean_errors": _medias(ns, cortar=False)}),
+        ErroComum("sem o corte em [−c, c], o peso 0,25 cai num nível além de 7, que a grade de 4 bits não tem: "
+                  "com c = 0,20 ele vira 0,20, o nível mais alto.",
+                  lambda ns: {"q_outside": float(_quantizar(0.25, 0.20, cortar=False))}),
         ErroComum("o passo ficou em 2c/15 (16 níveis espalhados pela faixa); a grade da seção 7.4.9 tem os 15 "
                   "níveis −7…7, com Δ = c/7.",
                   lambda ns: {"mean_errors": _medias(ns, niveis=7.5)}),

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .comparar import como_array
+from .comparar import Incorreto, como_array, comparar
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio
 
@@ -123,6 +123,26 @@ def _esperado_ex2(ns):
             "var_base_shifted": ns["var_base"]}
 
 
+def _conferir_ex2(valores, ns):
+    """Aceita a medida por amostragem (`policy_gradient_variance`, semente 0) ou a conta exata da lição
+    (`exact_variance`): as duas diferem em até 3 %, e as duas respondem o exercício."""
+    from ..alignment import policy_gradient_variance
+
+    mu = ns["MEAN_REWARDS"]
+    alvos = {"var_plain_shifted": (policy_gradient_variance(mu, baseline=-10.0), ns["exact_variance"](mu, -10.0)),
+             "var_base_shifted": (ns["var_base"], ns["exact_variance"](mu, _media(ns)))}
+    for nome, certos in alvos.items():
+        erros = []
+        for certo in certos:
+            try:
+                comparar(valores[nome], certo, rtol=1e-4, atol=1e-9, nome=f"`{nome}`")
+                break
+            except Incorreto as erro:
+                erros.append(erro)
+        else:
+            raise erros[0]
+
+
 def _media(ns):
     return sum(ns["MEAN_REWARDS"]) / len(ns["MEAN_REWARDS"])
 
@@ -138,7 +158,7 @@ ex2 = Exercicio(
         "Compare com `var_plain` e `var_base` da lição: somar uma constante a todas as recompensas é o mesmo "
         "que tirá-la do baseline.",
     ),
-    esperado=_esperado_ex2,
+    conferir=lambda valores, ns: _conferir_ex2(valores, ns),
     erros_comuns=(
         ErroComum("o baseline ficou na média das recompensas originais (1,425): com as recompensas deslocadas, "
                   "a recompensa esperada também sobe 10.",
@@ -150,7 +170,7 @@ ex2 = Exercicio(
                   lambda ns: {"var_base_shifted": _variancia(ns, baseline=10.0)}),
     ),
     inicio="""
-var_plain_shifted = ____   # variância total do gradiente, recompensas + 10, sem baseline (um float)
+var_plain_shifted = ____   # variância total, recompensas + 10, sem baseline (float: policy_gradient_variance ou exact_variance)
 var_base_shifted = ____    # a mesma, com o baseline igual à recompensa esperada (um float)
 """,
     contexto=_contexto,
@@ -186,6 +206,8 @@ ex3 = Exercicio(
     erros_comuns=(
         ErroComum("o desvio usado foi o populacional (divide por n); o `trl` usa o corrigido de Bessel, que "
                   "divide por n − 1.", lambda ns: {"hit_group": [_vantagem(k, bessel=False) for k in ACERTOS]}),
+        ErroComum("faltou o ε = 0,0001 que o `trl` soma ao desvio antes de dividir.",
+                  lambda ns: {"hit_group": [_vantagem(k, eps=0.0) for k in ACERTOS]}),
         ErroComum("em `hit_none` as vantagens ainda estão divididas pelo desvio: passe `scale=\"none\"` para "
                   "só centrar.", lambda ns: {"hit_none": [_vantagem(k) for k in ACERTOS]}),
         ErroComum("essas são as vantagens de uma resposta errada (negativas); pede-se a de um acerto, a "

@@ -78,6 +78,11 @@ best_paraphrases = ____   # a maior similaridade de cada paráfrase com um texto
 META = 0.03
 
 
+def _n_real(p):
+    """O n da conta contínua, p(1 − p)/0,03² + 1, sem arredondar (um número de questões fracionário)."""
+    return p * (1 - p) / 0.03 ** 2 + 1
+
+
 def _n_minimo(p):
     """O menor n com √(p(1 − p)/(n − 1)) ≤ META, em forma fechada: n − 1 ≥ p(1 − p)/META²."""
     return max(2, math.ceil(1 + p * (1 - p) / META**2))
@@ -106,6 +111,8 @@ ex3 = Exercicio(
         ErroComum("com esse n o erro-padrão ainda passa um pouco de 0,03: a conta dá n − 1, e faltou somar 1 "
                   "(ou o arredondamento foi para baixo).",
                   lambda ns: {"n_needed": _n_minimo(_p(ns)) - 1}),
+        ErroComum("n é um número de questões: arredonde para cima, para um inteiro.",
+                  lambda ns: {"n_needed": _n_real(_p(ns))}),
     ),
     inicio="""
 se_48 = ____      # o erro-padrão do harness com as 48 questões (um float)

@@ -80,7 +80,7 @@ def comparar(obtido, esperado, *, rtol: float = 1e-4, atol: float = 1e-6, nome: 
         raise Incorreto(f"{nome} tem formato {tuple(a.shape)}, e o esperado é {tuple(b.shape)}.")
     if b.dtype.kind in "biu" and a.dtype.kind in "biu":
         if not np.array_equal(a, b):
-            raise Incorreto(_quanto_errou(a, b, nome, inteiro=True))
+            raise Incorreto(_quanto_errou(a, b, nome, rtol, atol, inteiro=True))
         return
     if a.dtype.kind not in "biuf" or b.dtype.kind not in "biuf":
         raise Incorreto(f"{nome} deveria ser numérica.")
@@ -99,7 +99,7 @@ def _perto(a, b, rtol, atol) -> bool:
 
 def _diagnostico(a, b, rtol, atol, nome) -> str:
     if a.size == 1:                      # um número: um "fator" ou um "log" entregariam a resposta
-        return _quanto_errou(a, b, nome)
+        return _quanto_errou(a, b, nome, rtol, atol)
     if a.ndim == 2 and a.shape[0] == a.shape[1] and _perto(a.T, b, rtol, atol):
         return f"{nome} está transposta (linhas no lugar das colunas)."
     with np.errstate(all="ignore"):
@@ -114,13 +114,13 @@ def _diagnostico(a, b, rtol, atol, nome) -> str:
             if (abs(r - 1) > 1e-3 and np.allclose(razao, r, rtol=1e-3)
                     and np.allclose(a[~nz], 0, atol=atol * max(1.0, abs(r)))):
                 return f"{nome} difere da resposta certa por um fator constante de {_fmt(r)}."
-    return _quanto_errou(a, b, nome)
+    return _quanto_errou(a, b, nome, rtol, atol)
 
 
-def _quanto_errou(a, b, nome, inteiro=False) -> str:
+def _quanto_errou(a, b, nome, rtol, atol, inteiro=False) -> str:
     if a.size == 1:
         return f"{nome} ({_fmt(a.item())}) não é o valor esperado."
-    errados = int((~np.isclose(a, b)).sum()) if not inteiro else int((a != b).sum())
+    errados = int((a != b).sum()) if inteiro else int((~np.isclose(a, b, rtol=rtol, atol=atol)).sum())
     return f"{nome}: {errados} de {a.size} elementos diferem do esperado."
 
 

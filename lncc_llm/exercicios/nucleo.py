@@ -207,7 +207,10 @@ class Exercicio:
                 for i, args in enumerate(casos, start=1):
                     try:
                         with _sem_gradiente():
-                            saida = valor(*copy.deepcopy(args))
+                            if isinstance(args, dict):          # chamada por nome: valor(**args)
+                                saida = valor(**copy.deepcopy(args))
+                            else:
+                                saida = valor(*copy.deepcopy(args))
                     except NotImplementedError:
                         raise NaoTentado(f"a função `{nome}` ainda não foi escrita.") from None
                     except Exception as erro:  # o código do leitor: uma linha, sem traceback
@@ -232,7 +235,15 @@ class Exercicio:
             return
         esperado = self._respostas(self.esperado(ns), ns, do_leitor=False)
         for nome in self.variaveis:
-            comparar(respostas[nome], esperado[nome], rtol=self.rtol, atol=self.atol, nome=f"`{nome}`")
+            obtido, certo = respostas[nome], esperado[nome]
+            if callable(ns.get(nome)) and self.entradas is not None and isinstance(certo, list):
+                if not isinstance(obtido, list) or len(obtido) != len(certo):
+                    raise Incorreto(f"`{nome}` não devolveu uma saída por chamada de teste.")
+                for i, (a, b) in enumerate(zip(obtido, certo), start=1):   # chamada por chamada
+                    comparar(a, b, rtol=self.rtol, atol=self.atol,
+                             nome=f"a saída de `{nome}` na chamada de teste {i} de {len(certo)}")
+            else:
+                comparar(obtido, certo, rtol=self.rtol, atol=self.atol, nome=f"`{nome}`")
 
     def _bate_com(self, respostas: dict, erro: ErroComum, ns: dict) -> bool:
         try:
@@ -267,6 +278,15 @@ class Exercicio:
                 if self._bate_com(respostas, erro, ns):
                     return Resultado(Status.INCORRETO, erro.mensagem)
             return Resultado(Status.INCORRETO, str(incorreto))
+        except (KeyError, NameError) as erro:  # falta um nome da lição (o kernel foi reiniciado?)
+            nome = erro.args[0] if isinstance(erro, KeyError) and erro.args else getattr(erro, "name", None)
+            if nome is not None and nome not in ns:
+                return Resultado(Status.ERRO,
+                                 f"o verificador precisa de `{nome}` da lição: rode as células do capítulo "
+                                 "antes do exercício.")
+            return Resultado(Status.INCORRETO,
+                             f"não consegui conferir a resposta ({type(erro).__name__}); confira o tipo e o "
+                             "formato pedidos no enunciado.")
         except Exception as erro:  # uma resposta num formato que a conferência não previu
             return Resultado(Status.INCORRETO,
                              f"não consegui conferir a resposta ({type(erro).__name__}); confira o tipo e o "
