@@ -91,8 +91,8 @@ def _conferir_ex2(valores, ns):
 ex2 = Exercicio(
     "cap01.ex2", "a suavização de Laplace nos bigramas", ("vocab_size", "laplace_probability"),
     dicas=(
-        "Comece por |V|: são as palavras que podem ocupar a segunda posição de um par de `pair_counts` "
-        "(as do corpus e o fim de frase). O `<s>` só abre a frase, nunca vem depois de outra palavra.",
+        "O numerador ganha 1 em todo par, visto ou não; o denominador ganha |V| para que P(· | anterior) "
+        "continue somando 1.",
         "Copie `bigram_probability` e mude só a fração dentro do laço: o numerador ganha 1 e o "
         "denominador ganha `vocab_size`.",
         "A fração fica `Fraction(pair_counts[prev, nxt] + 1, prev_counts[prev] + vocab_size)`. Confira: a "

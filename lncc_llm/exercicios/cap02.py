@@ -42,7 +42,7 @@ def _esperado_ex1(ns):
 ex1 = Exercicio(
     "cap02.ex1", "as duas ocorrências de teddy na última camada", ("first", "second", "cosine"),
     dicas=(
-        "Tokenize a frase nova com `tokenizer(sentence, return_tensors=\"pt\")` e liste os tokens com "
+        "Tokenize a frase nova com `tokenizer(sentence, return_tensors=\"pt\").to(device)` e liste os tokens com "
         "`tokenizer.convert_ids_to_tokens`: as posições pedidas são índices dessa lista, a mesma que o "
         "modelo lê.",
         "Rode `model(**enc_ex, output_hidden_states=True)`; a última camada é `last_hidden_state`, com forma "
@@ -146,6 +146,8 @@ def _conferir_ex3(valores, ns):
 def _escaladas_erradas(ns, potencia):
     """A variância dividida por d_k**potencia, a partir da `raw_vars` do próprio leitor."""
     brutas = _tres_numeros(ns["raw_vars"], "raw_vars")
+    if any(abs(v / d - 1) > 0.1 for v, d in zip(brutas, _DIMENSOES)):
+        raise ValueError("raw_vars fora da faixa: o diagnóstico próprio da conferência vale mais")
     return {"scaled_vars": [v / d**potencia for v, d in zip(brutas, _DIMENSOES)]}
 
 
@@ -204,7 +206,7 @@ def _zeros_ex4(ns):
 
 
 ex4 = Exercicio(
-    "cap02.ex4", "o peso de [PAD] em todas as camadas e cabeças", ("pad_max",),
+    "cap02.ex4", "o peso de [PAD] em todas as camadas e cabeças", ("pad_max", "pad_max_no_mask"),
     dicas=(
         "Rode o modelo no lote inteiro com `output_attentions=True`: você recebe, para cada camada, um tensor "
         "(lote, cabeças, n, n).",
@@ -213,7 +215,7 @@ ex4 = Exercicio(
         "Em cada camada, `att[1][..., is_pad]` tem forma (12, n, 5), e `.amax(dim=(-2, -1))` dá o maior peso "
         "de cada cabeça; empilhe as 6 camadas com `torch.stack`.",
     ),
-    esperado=_zeros_ex4,
+    esperado=lambda ns: {**_zeros_ex4(ns), "pad_max_no_mask": _pad_max(ns, com_mascara=False)},
     erros_comuns=(
         ErroComum("o modelo rodou sem a `attention_mask`, e aí o `[PAD]` é lido como um token qualquer: passe "
                   "o lote inteiro, `model(**batch, output_attentions=True)`.",
@@ -223,9 +225,13 @@ ex4 = Exercicio(
                   lambda ns: {"pad_max": _pad_max(ns, nas_colunas=False)}),
         ErroComum("essa é a frase longa (linha 0 do lote), que não tem `[PAD]`: a frase curta é a linha 1.",
                   lambda ns: {"pad_max": _pad_max(ns, linha=0)}),
+        ErroComum("`pad_max_no_mask` saiu zerado: o modelo ainda recebeu a `attention_mask`; para ver o que ela "
+                  "evita, passe só os `input_ids`.",
+                  lambda ns: {"pad_max_no_mask": _zeros_ex4(ns)["pad_max"]}),
     ),
     inicio="""
 pad_max = ____      # tensor 6 × 12: o maior peso que cada cabeça (coluna) de cada camada (linha) dá a um [PAD]
+pad_max_no_mask = ____  # o mesmo 6 × 12, com o modelo rodado só com os input_ids (sem a attention_mask)
 """,
     contexto=_contexto, rtol=1e-3, atol=1e-6,
 )
@@ -344,6 +350,8 @@ ex6 = Exercicio(
                   lambda ns: {"parts": _partes(ns, so_w1=True)}),
         ErroComum("a atenção e a FFN foram contadas numa camada só; o MiniLM tem 6.",
                   lambda ns: {"parts": _partes(ns, camadas=1)}),
+        ErroComum("`frac_tok` parece estar em porcentagem: o pedido é a fração, entre 0 e 1.",
+                  lambda ns: {"frac_tok": 100 * _esperado_ex6(ns)["frac_tok"]}),
     ),
     inicio="""
 parts = {

@@ -59,7 +59,7 @@ X_ex = ____         # X com a linha de reads trocada por [1, -1, 0, 0]
 L_ex_plain = ____   # os logits 3 × 3 sem RoPE
 L_ex_rope = ____    # os logits 3 × 3 com RoPE
 """,
-    contexto=_contexto, rtol=1e-6, atol=1e-9,
+    contexto=_contexto, rtol=1e-5, atol=1e-6,
 )
 
 
@@ -70,22 +70,22 @@ def _curva(escala=2.0):
 
 
 ex2 = Exercicio(
-    "cap03.ex2", "o logit de teddy contra ele mesmo, p = 0…60", ("curve_ex4",),
+    "cap03.ex2", "o logit de teddy contra ele mesmo, p = 0…60", ("curve_d4",),
     dicas=(
         "Para cada p de 0 a 60, gire a key `X[0]` pela posição p (a query fica na posição 0, sem giro) e "
         "calcule `logits(query, key)`.",
         "`rope_rotate` recebe uma matriz e um vetor de posições: `rope_rotate(x[None], torch.tensor([p]))`.",
         "Junte os 61 logits num tensor só, com `torch.stack` ou `torch.tensor([...])`.",
     ),
-    esperado=lambda ns: {"curve_ex4": _curva()},
+    esperado=lambda ns: {"curve_d4": _curva()},
     erros_comuns=(
         ErroComum("faltou dividir por √d = 2: o pico em p = 0 deve ser ‖x‖²/2 = 1.",
-                  lambda ns: {"curve_ex4": _curva(escala=1.0)}),
+                  lambda ns: {"curve_d4": _curva(escala=1.0)}),
     ),
     inicio="""
-curve_ex4 = ____    # os 61 logits, p = 0, 1, ..., 60 (um tensor ou uma lista)
+curve_d4 = ____    # os 61 logits, p = 0, 1, ..., 60 (um tensor ou uma lista)
 """,
-    contexto=_contexto, rtol=1e-6, atol=1e-9,
+    contexto=_contexto, rtol=1e-5, atol=1e-6,
 )
 
 
@@ -155,9 +155,10 @@ def _contagens(ns, k):
 ex4 = Exercicio(
     "cap03.ex4", "parâmetros de um MoE top-2", ("counts_top2", "ratio"),
     dicas=(
+        "Um especialista é uma FFN d → d_ff → d com vieses: conte P à mão. Com k = 2, quantos trabalham por "
+        "token?",
         "Monte `MoELayer(d_model, d_ff, n_experts, k=2, generator=torch.Generator().manual_seed(1))` e conte "
         "com `moe_parameter_counts`.",
-        "Um especialista tem P = 148 parâmetros; com k = 2, dois trabalham por token.",
         "A razão pedida é especialistas no total dividido por especialistas ativos.",
     ),
     esperado=lambda ns: {"counts_top2": _contagens(ns, 2), "ratio": ns["n_experts"] / 2},
@@ -182,25 +183,30 @@ def _kv(ns, cabecas_kv, fator_kv=2, bytes_=2, tokens=32768):
 
 
 ex5 = Exercicio(
-    "cap03.ex5", "o KV cache do Mixtral em bytes", ("mix_gqa", "mix_mha"),
+    "cap03.ex5", "o KV cache do Mixtral em GiB", ("gib_gqa", "gib_mha"),
     dicas=(
         "O cache guarda K e V (fator 2), em cada camada, para cada cabeça de key/value, d_cabeça números por "
         "token.",
         "bf16 ocupa 2 bytes por número; com GQA há 8 cabeças de K/V, com multi-cabeça, 32.",
         "`kv_cache_bytes(camadas, cabeças_kv, d_cabeça, tokens, bytes_per_value=2)` faz a conta; confira à mão.",
     ),
-    esperado=lambda ns: {"mix_gqa": _kv(ns, ns["mix"]["kv_heads"]), "mix_mha": _kv(ns, ns["mix"]["heads"])},
+    esperado=lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 2**30,
+                         "gib_mha": _kv(ns, ns["mix"]["heads"]) / 2**30},
     erros_comuns=(
         ErroComum("faltou o fator 2: o cache guarda K e também V.",
-                  lambda ns: {"mix_gqa": _kv(ns, ns["mix"]["kv_heads"], fator_kv=1)}),
+                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"], fator_kv=1) / 2**30}),
         ErroComum("4 bytes por número é fp32; em bf16 são 2.",
-                  lambda ns: {"mix_gqa": _kv(ns, ns["mix"]["kv_heads"], bytes_=4)}),
+                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"], bytes_=4) / 2**30}),
         ErroComum("com GQA só as 8 cabeças de key/value vão para o cache, não as 32 de query.",
-                  lambda ns: {"mix_gqa": _kv(ns, ns["mix"]["heads"])}),
+                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["heads"]) / 2**30}),
+        ErroComum("esse número está em GB (10⁹ bytes); um GiB tem 2³⁰ bytes.",
+                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 1e9}),
+        ErroComum("esse número está em bytes: divida por 2³⁰ para ter GiB.",
+                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"])}),
     ),
     inicio="""
-mix_gqa = ____      # bytes do KV cache com GQA (8 cabeças de K/V)
-mix_mha = ____      # bytes com atenção multi-cabeça (32 cabeças)
+gib_gqa = ____      # GiB (2³⁰ bytes) do KV cache com GQA (8 cabeças de K/V)
+gib_mha = ____      # GiB com atenção multi-cabeça (32 cabeças)
 """,
     contexto=_contexto,
 )

@@ -26,7 +26,7 @@ def _do_gguf(raw, shape):
     return quants.dequantize(raw, GGMLQuantizationType.Q4_0).reshape(shape)
 
 
-def _q4_0_errado(*, menos_8=True, intercalado=False):
+def _q4_0_errado(*, menos_8=True, intercalado=False, uint8=False):
     def desquantizar(raw, shape):
         blocos = np.ascontiguousarray(raw).view(np.uint8).reshape(-1, 18)
         d = blocos[:, :2].copy().view(np.float16).astype(np.float32)
@@ -35,6 +35,8 @@ def _q4_0_errado(*, menos_8=True, intercalado=False):
             q = np.stack([b & 0x0F, b >> 4], axis=-1).reshape(len(blocos), 32)
         else:                 # byte j → pesos j e j + 16
             q = np.concatenate([b & 0x0F, b >> 4], axis=1)
+        if uint8:             # q − 8 em uint8 dá a volta: 3 − 8 vira 251
+            return (d * ((q - 8) % 256).astype(np.float32)).reshape(shape)
         q = q.astype(np.float32)
         return (d * (q - 8 if menos_8 else q)).reshape(shape)
 
@@ -47,7 +49,8 @@ ex1 = Exercicio(
         "Cada bloco tem 18 bytes: 2 da escala d (float16) e 16 com os 32 inteiros de 4 bits. Comece com "
         "`np.ascontiguousarray(raw).view(np.uint8).reshape(-1, 18)`.",
         "Siga o `dequantize_q4_1` da seção 9.1.3: os 4 bits de baixo do byte j são o peso j e os de cima o "
-        "peso j + 16 (`np.concatenate([packed & 0x0F, packed >> 4], axis=1)`); o peso é d·(q − 8).",
+        "peso j + 16 (`np.concatenate([packed & 0x0F, packed >> 4], axis=1).astype(np.float32)`); o peso é "
+        "d·(q − 8).",
         "Bits por peso: some todos os bits do bloco, os da escala inclusive, e divida pelos 32 pesos.",
     ),
     esperado=lambda ns: {"dequantize_q4_0": _do_gguf, "bits_q4_0": 8 * (2 + 32 // 2) / 32},
@@ -58,6 +61,9 @@ ex1 = Exercicio(
         ErroComum("os pesos saíram na ordem errada: os 4 bits de baixo do byte j são o peso j e os de cima o "
                   "peso j + 16, não os pesos 2j e 2j + 1.",
                   lambda ns: {"dequantize_q4_0": _q4_0_errado(intercalado=True)}),
+        ErroComum("os inteiros q ainda são `uint8`, e q − 8 dá a volta (3 − 8 vira 251): converta q com "
+                  "`.astype(np.float32)` antes de subtrair.",
+                  lambda ns: {"dequantize_q4_0": _q4_0_errado(uint8=True)}),
         ErroComum("4 bits por peso contam só os inteiros: a escala d, 16 bits por bloco de 32 pesos, também "
                   "ocupa espaço.", lambda ns: {"bits_q4_0": 4.0}),
     ),
