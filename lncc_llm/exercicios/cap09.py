@@ -36,7 +36,7 @@ def _q4_0_errado(*, menos_8=True, intercalado=False, uint8=False):
         else:                 # byte j → pesos j e j + 16
             q = np.concatenate([b & 0x0F, b >> 4], axis=1)
         if uint8:             # q − 8 em uint8 dá a volta: 3 − 8 vira 251
-            return (d * ((q - 8) % 256).astype(np.float32)).reshape(shape)
+            return (d * (q - np.uint8(8)).astype(np.float32)).reshape(shape)
         q = q.astype(np.float32)
         return (d * (q - 8 if menos_8 else q)).reshape(shape)
 
