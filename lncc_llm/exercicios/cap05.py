@@ -14,7 +14,8 @@ NOTEBOOK = "cap05_prompting_icl"
 # português, o único que a solução 2 usa (é o mesmo ponto: sem exemplos, um sorteio só, semente 0).
 _contexto = celulas_do_notebook(NOTEBOOK, (
     "4b54bdd2", "66e4fef9", "7ba0a475", "4aa7f4ac", "2e4673f7", "b85fcd2c"),
-    extra='curves = {"português": kshot_curve(model, tokenizer, tasks["português"], ks=(0,))}\n')
+    extra='curves = {"português": kshot_curve(model, tokenizer, tasks["português"], ks=(0,))}\n',
+    definicoes=("2e4673f7",))   # da seção 5.6, só o extrator `read_sum` (sem as 40 amostras da célula)
 
 _MEMO: dict = {}
 

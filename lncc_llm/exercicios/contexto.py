@@ -17,11 +17,22 @@ LIVRO = Path(__file__).resolve().parents[2] / "book"
 _CACHE: dict[tuple, dict] = {}
 
 
-def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: str = "") -> Callable[[], dict]:
+def _so_definicoes(fonte: str) -> str:
+    """Só os ``import``, ``def`` e ``class`` de primeiro nível de uma célula (sem as contas dela)."""
+    import ast
+
+    arvore = ast.parse(fonte)
+    tipos = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)
+    return "\n\n".join(ast.get_source_segment(fonte, no) for no in arvore.body if isinstance(no, tipos))
+
+
+def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: str = "",
+                        definicoes: tuple[str, ...] = ()) -> Callable[[], dict]:
     """Devolve uma função que monta o namespace: executa as células ``ids`` de ``book/<notebook>.ipynb``
-    (e depois o código ``extra``). O resultado fica em cache por processo; cada chamada recebe uma cópia rasa.
+    (das células em ``definicoes``, só os ``import``, ``def`` e ``class``) e depois o código ``extra``. O
+    resultado fica em cache por processo; cada chamada recebe uma cópia rasa.
     """
-    chave = (notebook, tuple(ids), extra)
+    chave = (notebook, tuple(ids), extra, tuple(definicoes))
 
     def construir() -> dict:
         if chave not in _CACHE:
@@ -38,7 +49,8 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
             from IPython.display import display
 
             ns: dict = {"__name__": "__contexto_do_exercicio__", "display": display}
-            fontes = ["".join(por_id[i]["source"]) for i in ids] + ([extra] if extra else [])
+            fontes = [_so_definicoes("".join(por_id[i]["source"])) if i in definicoes
+                      else "".join(por_id[i]["source"]) for i in ids] + ([extra] if extra else [])
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 for n, fonte in enumerate(fontes):
