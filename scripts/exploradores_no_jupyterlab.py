@@ -104,6 +104,7 @@ def main() -> int:
     servidor = subprocess.Popen(
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={porta}",
          "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--ServerApp.password=",
+         "--allow-root",  # máquinas de CI (e contêineres) rodam como root
          f"--ServerApp.root_dir={pasta}", "--LabApp.news_url=None",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         env=ambiente, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -121,11 +122,22 @@ def main() -> int:
                 except Exception:
                     time.sleep(1)
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60000)
+            try:   # o JupyterLab 4.6 pergunta o kernel de um notebook novo
+                page.locator(".jp-Dialog button", has_text="Select").click(timeout=15000)
+            except Exception:
+                pass
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']",
                                    timeout=120000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-            page.wait_for_selector(".widget-output img >> nth=1", timeout=180000)
+            try:
+                page.wait_for_selector(".widget-output img >> nth=1", timeout=180000)
+            except Exception:
+                if args.capturas:
+                    args.capturas.mkdir(parents=True, exist_ok=True)
+                    falha = args.capturas / "exploradores_falha.png"
+                    page.screenshot(path=str(falha), full_page=True)
+                raise
             page.wait_for_timeout(1000)
 
             print(f"{'explorador':<16} {'controle':<10} {'antes':>8} {'depois':>8}  "
@@ -147,7 +159,11 @@ def main() -> int:
                 slider = sliders.nth(i)
                 leitura = slider.locator(".widget-readout")
                 antes, valor = _figura(page, 1), leitura.inner_text()
+                slider.scroll_into_view_if_needed()
                 _arrastar(page, slider, dx)
+                if leitura.inner_text() == valor:      # o arrasto não pegou: as setas do teclado
+                    slider.locator(".noUi-handle").focus()
+                    page.keyboard.press("ArrowLeft")
                 t = _esperar_mudanca(page, 1, antes)
                 falhas += t is None
                 print(f"{'próximo token':<16} {nome:<10} {valor:>8} {leitura.inner_text():>8}  "
@@ -161,6 +177,7 @@ def main() -> int:
         servidor.terminate()
         servidor.wait(timeout=30)
         shutil.rmtree(pasta, ignore_errors=True)
+    print(f"{falhas} controle(s) sem resposta" if falhas else "todos os controles redesenharam a figura")
     return 1 if falhas else 0
 
 
