@@ -177,7 +177,7 @@ def main() -> int:
         servidor.terminate()
         servidor.wait(timeout=30)
         shutil.rmtree(pasta, ignore_errors=True)
-    print(f"{falhas} controle(s) sem resposta" if falhas else "todos os controles redesenharam a figura")
+    print(f"{falhas} controle(s) sem resposta" if falhas else "todos os controles redesenharam")
     return 1 if falhas else 0
 
 

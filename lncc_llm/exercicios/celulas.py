@@ -29,8 +29,9 @@ def celula_inicial(ex: Exercicio) -> str:
     return (f"# Exercício {ex.numero}: troque cada ____ pela sua resposta e rode a célula "
             f"(uma dica por vez: {ex.nome}.dica())\n"
             "from lncc_llm.exercicios import ____\n"
-            f"from lncc_llm.exercicios.{ex.capitulo} import {ex.nome}\n\n"
-            f"{ex.inicio}\n"
+            f"from lncc_llm.exercicios.{ex.capitulo} import {ex.nome}\n"
+            + ("\n\n" if ex.inicio.startswith(("def ", "class ")) else "\n")   # o espaço que o ruff pede
+            + f"{ex.inicio}\n"
             f"{ex.nome}.verificar()")
 
 
