@@ -200,3 +200,19 @@ def test_sincronizar_um_notebook_em_dia_nao_muda_nada(capitulo):
     notebook = importlib.import_module(f"lncc_llm.exercicios.{capitulo}").NOTEBOOK
     caderno = json.loads((RAIZ / "book" / f"{notebook}.ipynb").read_text(encoding="utf-8"))
     assert sincronizar(copy.deepcopy(caderno), do_capitulo(capitulo), notebook) == caderno
+
+
+def test_o_pacote_instalado_leva_os_exercicios_e_as_solucoes():
+    """Uma instalação que não é editável (o Colab: ``pip install git+…``) precisa do subpacote
+    ``lncc_llm.exercicios`` e das soluções de referência em ``dados/exercicios``."""
+    import tomllib
+
+    config = tomllib.loads((RAIZ / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    pacotes = {p.parent.relative_to(RAIZ).as_posix().replace("/", ".")
+               for p in (RAIZ / "lncc_llm").rglob("__init__.py")}
+    assert pacotes <= set(config["packages"]), f"faltam em packages: {sorted(pacotes - set(config['packages']))}"
+    padroes = config["package-data"]["lncc_llm"]
+    for arquivo in (RAIZ / "lncc_llm" / "dados").rglob("*"):
+        if arquivo.is_file():
+            relativo = arquivo.relative_to(RAIZ / "lncc_llm")
+            assert any(relativo.match(padrao) for padrao in padroes), f"{relativo} fora do package-data"

@@ -193,7 +193,7 @@ class Exercicio:
     @property
     def solucao(self) -> str:
         """O código da solução de referência: o mesmo da célula recolhida do notebook."""
-        arquivo = resources.files("lncc_llm.dados") / "exercicios" / f"{self.capitulo}_{self.nome}.py"
+        arquivo = resources.files("lncc_llm") / "dados" / "exercicios" / f"{self.capitulo}_{self.nome}.py"
         return arquivo.read_text(encoding="utf-8")
 
     # ------------------------------------------------------------------ núcleo (nunca levanta)
