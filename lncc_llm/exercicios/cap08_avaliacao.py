@@ -45,7 +45,8 @@ def _das_parafrases(ns, **kw):
 
 
 ex2 = Exercicio(
-    "cap08_avaliacao.ex2", "a similaridade máxima de duas paráfrases com o treino", ("best_paraphrases",),
+    "cap08_avaliacao.ex2", "a similaridade máxima de duas paráfrases com o treino",
+    ("best_paraphrases", "paraphrases"),
     dicas=(
         "Junte as duas paráfrases ao fim de `eval_texts`, numa lista nova, e recalcule a matriz com "
         "`cross_similarities(train_texts, ...)`.",
@@ -54,7 +55,7 @@ ex2 = Exercicio(
         "O IDF é ajustado em todos os textos juntos: os 8 de avaliação precisam entrar também, senão os "
         "números mudam um pouco. Depois, compare com o limiar 0,3 e com `others.max()`.",
     ),
-    esperado=lambda ns: {"best_paraphrases": _das_parafrases(ns).max(axis=1)},
+    esperado=lambda ns: {"best_paraphrases": _das_parafrases(ns).max(axis=1), "paraphrases": list(PARAFRASES)},
     erros_comuns=(
         ErroComum("o IDF foi ajustado sem os 8 textos de avaliação: acrescente as paráfrases a `eval_texts`, "
                   "porque o IDF (e a similaridade) depende de todos os textos comparados.",
@@ -68,7 +69,7 @@ ex2 = Exercicio(
     ),
     inicio="""
 paraphrases = ____        # as duas paráfrases do enunciado (lista de str)
-best_paraphrases = ____   # a maior similaridade de cada paráfrase com um texto de treino (2 números)
+best_paraphrases = ____   # a maior similaridade de cada paráfrase com um texto de treino (2 números, na ordem do enunciado)
 """,
     contexto=_contexto,
 )

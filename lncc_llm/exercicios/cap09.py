@@ -145,7 +145,7 @@ ex2 = Exercicio(
     inicio="""
 threshold = ____   # o menor limiar com acurácia ≥ 0,75 nas 48 questões (um float)
 answered = ____    # quantas questões esse limiar responde (um int)
-acc_odd = ____     # acurácia nas questões ímpares, com o limiar escolhido nas pares (um float)
+acc_odd = ____     # acurácia nas questões de índice ímpar (items[1], items[3], …), limiar das de índice par (um float)
 """,
     # a sonda do modelo base sai de uma célula que também treina um adaptador (seção 9.2.1); aqui ela é
     # refeita só com o modelo base, a mesma `multiple_choice_accuracy`
