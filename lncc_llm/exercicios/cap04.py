@@ -1,7 +1,7 @@
 """Exercícios conferíveis do Capítulo 4 (top-k no laço de geração, penalidade de repetição e o KV cache de 7 B)."""
 from __future__ import annotations
 
-from .contexto import celulas_do_notebook
+from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio
 
 NOTEBOOK = "cap04_inferencia_causal"
@@ -28,15 +28,6 @@ looping_runs = {"τ = 0,7, p = 0,3": generate(model, tokenizer, looping, max_new
                                               stop_at_eos=False, temperature=0.7, top_p=0.3)}
 ''')
 
-_MEMO: dict = {}
-
-
-def _memo(chave, calcular):
-    """Guarda cada geração (é determinística): os testes chamam as mesmas entradas várias vezes."""
-    if chave not in _MEMO:
-        _MEMO[chave] = calcular()
-    return _MEMO[chave]
-
 
 # ---------------------------------------------------------------- exercício 1: top-k na generate_ids
 def _entradas_ex1(ns):
@@ -53,7 +44,7 @@ def _pela_biblioteca(ns, k_a_mais=0, ignora_k=False):
 
         k = None if (ignora_k or top_k is None) else top_k + k_a_mais
         chave = ("biblioteca", id(ns["model"]), prompt, n_new, temperature, k, top_p, seed)
-        return list(_memo(chave, lambda: generate(ns["model"], ns["tokenizer"], prompt, max_new_tokens=n_new,
+        return list(memorizar(chave, lambda: generate(ns["model"], ns["tokenizer"], prompt, max_new_tokens=n_new,
                                                   temperature=temperature, top_k=k, top_p=top_p,
                                                   seed=seed).new_ids))
     return gerar
@@ -63,7 +54,7 @@ def _top_p_antes_do_top_k(ns):
     """O erro de ordem: o núcleo do top-p medido na distribuição inteira, e só depois o corte do top-k."""
     def gerar(prompt, n_new=20, temperature=1.0, top_k=None, top_p=1.0, seed=0):
         chave = ("p antes do k", id(ns["model"]), prompt, n_new, temperature, top_k, top_p, seed)
-        return list(_memo(chave, lambda: _laco_p_antes_do_k(ns, prompt, n_new, temperature, top_k, top_p, seed)))
+        return list(memorizar(chave, lambda: _laco_p_antes_do_k(ns, prompt, n_new, temperature, top_k, top_p, seed)))
     return gerar
 
 

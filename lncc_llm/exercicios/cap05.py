@@ -5,7 +5,7 @@ import re
 
 import numpy as np
 
-from .contexto import celulas_do_notebook
+from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio
 
 NOTEBOOK = "cap05_prompting_icl"
@@ -16,15 +16,6 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
     "4b54bdd2", "66e4fef9", "7ba0a475", "4aa7f4ac", "2e4673f7", "b85fcd2c"),
     extra='curves = {"português": kshot_curve(model, tokenizer, tasks["português"], ks=(0,))}\n',
     definicoes=("2e4673f7",))   # da seção 5.6, só o extrator `read_sum` (sem as 40 amostras da célula)
-
-_MEMO: dict = {}
-
-
-def _memo(chave, calcular):
-    """Guarda cada conta com o modelo (é determinística): os testes conferem a mesma resposta várias vezes."""
-    if chave not in _MEMO:
-        _MEMO[chave] = calcular()
-    return _MEMO[chave]
 
 
 # ---------------------------------------------------------------- exercício 1: a ordem dos exemplos
@@ -45,7 +36,7 @@ def _ordens(ns):
     aucs, accs = [], []
     for ordem in (demos, demos[::-1]):
         chave = ("margens", id(ns["model"]), tuple((d["text"], d["label"]) for d in ordem))
-        m = _memo(chave, lambda: label_margins(ns["model"], ns["tokenizer"], data, ordem, textos).numpy())
+        m = memorizar(chave, lambda: label_margins(ns["model"], ns["tokenizer"], data, ordem, textos).numpy())
         aucs.append(_auc(m, verdade))
         accs.append(float(((m > 0) == verdade).mean()))
     return aucs, accs
@@ -133,7 +124,7 @@ def _cadeias(ns):
     from ..sampling import sample_many
 
     pergunta = "What is 10 + 5? Think step by step, then give the final answer."
-    return _memo(("cadeias", id(ns["model"])), lambda: sample_many(
+    return memorizar(("cadeias", id(ns["model"])), lambda: sample_many(
         ns["model"], ns["tokenizer"], pergunta, n=10, max_new_tokens=32, temperature=0.7, top_p=0.9, seed=0,
         chat=True))
 

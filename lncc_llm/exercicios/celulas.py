@@ -145,7 +145,3 @@ def sincronizar(caderno: dict, exercicios: list[Exercicio], notebook: str) -> di
                 celula["source"] = nova.splitlines(keepends=True)
     return caderno
 
-
-def sincronizar_sem_exercicios(caderno: dict) -> dict:
-    """Só as soluções sem verificador e os comentários (para um capítulo sem exercício conferível)."""
-    return sincronizar(caderno, [], "")

@@ -61,3 +61,14 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
         return dict(_CACHE[chave])
 
     return construir
+
+
+_MEMORIA: dict = {}
+
+
+def memorizar(chave, calcular):
+    """Guarda uma conta determinística com o modelo (uma geração, um lote de margens): os testes conferem
+    a mesma resposta certa e os mesmos erros comuns várias vezes, e cada conta roda uma vez por processo."""
+    if chave not in _MEMORIA:
+        _MEMORIA[chave] = calcular()
+    return _MEMORIA[chave]
