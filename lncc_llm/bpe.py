@@ -108,7 +108,8 @@ def learn_bpe(word_counts, n_merges: int) -> BPETable:
 
 
 def segment(word: str, merges) -> list[str]:
-    """Segmenta ``word`` aplicando as junções ``merges`` na ordem em que foram aprendidas.
+    """Segmenta ``word`` aplicando as junções ``merges`` (a lista ``table.merges`` ou a própria
+    ``BPETable``) na ordem em que foram aprendidas.
 
     Uma palavra que o corpus nunca viu também é segmentada: sobram os pedaços que a tabela conhece
     e, no pior caso, caracteres soltos.
@@ -116,6 +117,16 @@ def segment(word: str, merges) -> list[str]:
     """
     if not isinstance(word, str) or not word or any(ch.isspace() for ch in word):
         raise ValueError(f"segment recebe uma palavra sem espaços; recebi {word!r}.")
+    if isinstance(merges, BPETable):
+        merges = merges.merges                       # a tabela inteira também serve
+    try:
+        merges = [tuple(m) for m in merges]
+    except TypeError:
+        raise TypeError("segment recebe as junções em ordem, por exemplo table.merges (ou a "
+                        f"própria BPETable); recebi {type(merges).__name__}.") from None
+    if not all(len(m) == 2 and all(isinstance(x, str) for x in m) for m in merges):
+        raise TypeError("Cada junção deve ser um par de textos, como ('ç', 'ã'): passe "
+                        "table.merges, a lista que learn_bpe devolve.")
     symbols = list(word)
     for a, b in merges:
         symbols = _merge_pair(symbols, a, b)

@@ -23,6 +23,11 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-5) -> torch.
     como na ``LlamaRMSNorm`` do ``transformers``.
     Ver Capítulo 3, seção 3.9.1.
     """
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 1:
+        shape = tuple(weight.shape) if isinstance(weight, torch.Tensor) else type(weight).__name__
+        raise ValueError("O ganho da RMSNorm é um vetor de d coordenadas (forma (d,)); recebi "
+                         f"{shape}. Use o peso da própria norma, por exemplo "
+                         "layer.input_layernorm.weight.")
     if weight.shape[-1] != x.shape[-1]:
         raise ValueError(f"O ganho tem {weight.shape[-1]} coordenadas e x tem {x.shape[-1]}: use o "
                          "peso da própria norma (por exemplo, layer.input_layernorm.weight).")

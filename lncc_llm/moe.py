@@ -21,8 +21,8 @@ class Routing:
     """O que o roteador decidiu para ``T`` tokens e ``E`` especialistas.
 
     ``probs`` ``(T, E)``: softmax sobre os especialistas; ``indices`` ``(T, k)``: os
-    escolhidos, do mais provável ao menos; ``gates`` ``(T, k)``: os pesos
-    renormalizados sobre os escolhidos; ``load`` ``(E,)``: tokens por especialista.
+    escolhidos, do mais provável ao menos; ``gates`` ``(T, k)``: os pesos das saídas dos
+    escolhidos (ver :func:`top_k_route`); ``load`` ``(E,)``: tokens por especialista.
     Ver Capítulo 3, seção 3.8.3.
     """
 
@@ -32,22 +32,35 @@ class Routing:
     load: torch.Tensor
 
 
-def top_k_route(router_logits: torch.Tensor, k: int = 1) -> Routing:
-    """Softmax sobre os logits do roteador ``(T, E)``, seleção top-k e *gates* renormalizados.
+GATES = ("auto", "switch", "renormalizado")
 
-    Ver Capítulo 3, seção 3.8.2.
+
+def top_k_route(router_logits: torch.Tensor, k: int = 1, gate: str = "auto") -> Routing:
+    """Softmax sobre os logits do roteador ``(T, E)``, seleção top-k e as portas (*gates*).
+
+    ``gate="switch"``: a porta é a própria probabilidade ``p_e`` de cada escolhido, sem
+    renormalizar (Switch Transformer). ``gate="renormalizado"``: as ``k`` probabilidades escolhidas
+    divididas pela soma delas (Mixtral, ``k = 2``). ``gate="auto"`` (o padrão) usa a do Switch
+    com ``k = 1`` e a renormalizada com ``k ≥ 2``: com ``k = 1``, renormalizar faz a porta valer
+    sempre 1, e a perda da tarefa deixa de chegar ao roteador pelo gradiente.
+    Ver Capítulo 3, seção 3.8.3.
     """
     if router_logits.dim() != 2:
         raise ValueError(
             f"Os logits do roteador devem ter forma (T, E); recebi {tuple(router_logits.shape)}."
         )
     n_experts = router_logits.shape[-1]
-    if not 1 <= k <= n_experts:
-        raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); "
-                         f"recebi {k}.")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n_experts:
+        raise ValueError("k deve ser um inteiro entre 1 e o número de especialistas "
+                         f"({n_experts}); recebi {k!r}.")
+    if gate not in GATES:
+        raise ValueError(f"gate deve ser um de {GATES}; recebi {gate!r}.")
     probs = torch.softmax(router_logits, dim=-1)
     top_probs, indices = probs.topk(k, dim=-1)
-    gates = top_probs / top_probs.sum(dim=-1, keepdim=True)
+    if gate == "renormalizado" or (gate == "auto" and k > 1):
+        gates = top_probs / top_probs.sum(dim=-1, keepdim=True)
+    else:
+        gates = top_probs
     return Routing(probs=probs, indices=indices, gates=gates, load=expert_load(indices, n_experts))
 
 
@@ -149,8 +162,9 @@ class MoELayer(nn.Module):
 
     ``forward(x)`` recebe ``(..., d_model)`` e devolve ``(saída, Routing)``; a saída
     de cada token é ``Σ_{e escolhido} g_e(x) · Expert_e(x)``. Só os especialistas
-    escolhidos são calculados para cada token. Com ``generator``, os pesos são
-    sorteados dele (ver :func:`init_from_generator_`).
+    escolhidos são calculados para cada token. As portas ``g_e`` seguem ``gate`` (ver
+    :func:`top_k_route`): com ``k = 1``, a do Switch, ``g = p_{e*}``. Com ``generator``, os
+    pesos são sorteados dele (ver :func:`init_from_generator_`).
     Ver Capítulo 3, seção 3.8.2.
     """
 
@@ -162,12 +176,16 @@ class MoELayer(nn.Module):
         k: int = 1,
         bias: bool = True,
         generator: torch.Generator | None = None,
+        gate: str = "auto",
     ):
         super().__init__()
-        if not 1 <= k <= n_experts:
-            raise ValueError(f"k deve estar entre 1 e o número de especialistas ({n_experts}); "
-                             f"recebi {k}.")
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n_experts:
+            raise ValueError(f"k deve ser um inteiro entre 1 e o número de especialistas "
+                             f"({n_experts}); recebi {k!r}.")
+        if gate not in GATES:
+            raise ValueError(f"gate deve ser um de {GATES}; recebi {gate!r}.")
         self.k = k
+        self.gate = gate
         self.router = nn.Linear(d_model, n_experts, bias=False)
         self.experts = nn.ModuleList(FeedForward(d_model, d_ff, bias=bias)
                                      for _ in range(n_experts))
@@ -183,11 +201,11 @@ class MoELayer(nn.Module):
 
         Ver Capítulo 3, seção 3.8.3.
         """
-        return top_k_route(self.router(x.reshape(-1, x.shape[-1])), self.k)
+        return top_k_route(self.router(x.reshape(-1, x.shape[-1])), self.k, self.gate)
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, Routing]:
         flat = x.reshape(-1, x.shape[-1])
-        routing = top_k_route(self.router(flat), self.k)
+        routing = top_k_route(self.router(flat), self.k, self.gate)
         out = torch.zeros_like(flat)
         for e, expert in enumerate(self.experts):
             token_idx, slot = torch.nonzero(routing.indices == e, as_tuple=True)

@@ -85,6 +85,15 @@ def test_text_instead_of_counts_and_bad_n_merges():
         bpe.segment("duas palavras", [])
 
 
+def test_segment_accepts_the_table_and_names_merges_otherwise():
+    table = bpe.learn_bpe({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 3)
+    assert bpe.segment("lowest", table) == bpe.segment("lowest", table.merges) == ["lo", "w", "est"]
+    with pytest.raises(TypeError, match="merges"):
+        bpe.segment("lowest", 3)
+    with pytest.raises(TypeError, match="merges"):
+        bpe.segment("lowest", ["es", "t"])          # textos soltos, não pares
+
+
 def test_course_data():
     pairs = bpe.parallel_texts()
     assert len(pairs) >= 3 and all(p["pt"].split() and p["en"].split() for p in pairs)

@@ -40,6 +40,9 @@ def test_rms_norm_is_the_model_norm_and_not_a_layer_norm(decoder):
     assert torch.allclose(unit.pow(2).mean(-1), torch.ones(4), atol=1e-5)
     with pytest.raises(ValueError, match="ganho"):
         lb.rms_norm(x, torch.ones(3))
+    # um ganho (d, d) para d = 8 não pode virar um tensor (8, 8) para um token só
+    with pytest.raises(ValueError, match=r"forma \(d,\)"):
+        lb.rms_norm(torch.randn(8), torch.ones(8, 8))
 
 
 def test_swiglu_is_the_model_mlp(decoder):

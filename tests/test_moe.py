@@ -24,7 +24,7 @@ def _gen(seed=0):
 def test_routing_shapes_gates_and_load(k):
     T, E = 50, 6
     logits = torch.randn(T, E, generator=_gen(k))
-    r = top_k_route(logits, k)
+    r = top_k_route(logits, k, gate="renormalizado")
     assert r.probs.shape == (T, E) and r.indices.shape == (T, k) and r.gates.shape == (T, k)
     assert torch.allclose(r.probs.sum(-1), torch.ones(T))
     assert torch.allclose(r.gates.sum(-1), torch.ones(T))
@@ -38,12 +38,38 @@ def test_routing_shapes_gates_and_load(k):
         assert r.load[e].item() == int((r.indices == e).sum())
 
 
-def test_top1_argmax_and_gate_one():
+def test_top1_argmax_and_switch_gate():
     logits = torch.tensor([[0.1, 2.0, -1.0, 0.0], [3.0, 0.0, 0.0, 0.0], [0.0, 2.0, 0.0, 0.0]])
     r = top_k_route(logits, 1)
     assert r.indices[:, 0].tolist() == [1, 0, 1]
-    assert torch.equal(r.gates, torch.ones(3, 1))
+    # Switch: a porta é a probabilidade do escolhido, sem renormalizar (e < 1 aqui).
+    expected = torch.softmax(logits, -1).max(-1).values[:, None]
+    assert torch.allclose(r.gates, expected) and torch.all(r.gates < 1)
+    assert torch.equal(top_k_route(logits, 1, gate="renormalizado").gates, torch.ones(3, 1))
     assert r.load.tolist() == [1, 2, 0, 0]
+
+
+def test_auto_gate_is_switch_for_k1_and_renormalized_for_k2():
+    logits = torch.randn(9, 5, generator=_gen(20))
+    probs = torch.softmax(logits, -1)
+    top2 = probs.topk(2, -1).values
+    assert torch.allclose(top_k_route(logits, 2).gates, top2 / top2.sum(-1, keepdim=True))
+    assert torch.allclose(top_k_route(logits, 2, gate="switch").gates, top2)
+    assert torch.allclose(top_k_route(logits, 1).gates, top2[:, :1])
+
+
+def test_switch_gate_lets_the_task_loss_reach_the_router():
+    """Com k = 1, só a porta do Switch passa gradiente da perda da tarefa ao roteador."""
+    x = torch.randn(16, 4, generator=_gen(21), dtype=torch.float64)
+    target = torch.randn(16, 4, generator=_gen(22), dtype=torch.float64)
+    grads = {}
+    for gate in ("switch", "renormalizado"):
+        layer = MoELayer(4, 8, 4, k=1, generator=_gen(23), gate=gate).double()
+        out, _ = layer(x)
+        ((out - target) ** 2).mean().backward()
+        grads[gate] = layer.router.weight.grad
+    assert grads["switch"].abs().max() > 1e-4
+    assert grads["renormalizado"].abs().max() < 1e-12 * grads["switch"].abs().max()  # só arredondamento
 
 
 def test_moe_layer_shapes_and_load():
@@ -69,13 +95,19 @@ def test_top1_moe_with_identical_experts_equals_dense_ffn():
     with torch.no_grad():
         for p in dense.parameters():
             p.copy_(torch.randn(p.shape, generator=_gen(5)))
-    layer = MoELayer(d_model=6, d_ff=24, n_experts=5, k=1, generator=_gen(6))
+    layer = MoELayer(d_model=6, d_ff=24, n_experts=5, k=1, generator=_gen(6),
+                     gate="renormalizado")
     for expert in layer.experts:
         expert.load_state_dict(dense.state_dict())
     x = torch.randn(40, 6, generator=_gen(7))
     with torch.no_grad():
         out, r = layer(x)
         assert torch.allclose(out, dense(x), atol=1e-6)
+        # Com a porta do Switch, a saída é a da FFN densa escalada por p_e*.
+        layer.gate = "switch"
+        out_switch, r_switch = layer(x)
+        assert torch.allclose(out_switch, r_switch.gates * dense(x), atol=1e-6)
+        assert not torch.allclose(out_switch, dense(x), atol=1e-3)
     assert len(set(r.indices[:, 0].tolist())) > 1  # o roteador de fato espalhou os tokens
 
 
@@ -159,5 +191,9 @@ def test_bad_inputs_raise_clear_errors():
         top_k_route(torch.randn(4), 1)
     with pytest.raises(ValueError, match="k deve"):
         MoELayer(4, 8, 2, k=3)
+    with pytest.raises(ValueError, match="gate deve"):
+        MoELayer(4, 8, 2, gate="softmax")
+    with pytest.raises(ValueError, match="gate deve"):
+        top_k_route(torch.randn(3, 4), 1, gate="Switch")
     with pytest.raises(ValueError, match="zero"):
         load_fractions(torch.zeros(4, dtype=torch.long))
