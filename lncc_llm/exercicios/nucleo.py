@@ -249,7 +249,14 @@ class Exercicio:
         try:
             errado = self._respostas(erro.resposta(ns), ns, do_leitor=False)
             for nome, valor in errado.items():
-                comparar(respostas[nome], valor, rtol=self.rtol, atol=self.atol)
+                obtido = respostas[nome]
+                if isinstance(valor, list) and isinstance(obtido, list) and callable(ns.get(nome)):
+                    if len(obtido) != len(valor):      # uma função: chamada por chamada, como em _conferir
+                        return False
+                    for a, b in zip(obtido, valor):
+                        comparar(a, b, rtol=self.rtol, atol=self.atol)
+                else:
+                    comparar(obtido, valor, rtol=self.rtol, atol=self.atol)
         except Exception:
             return False
         return True
