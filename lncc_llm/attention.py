@@ -101,9 +101,9 @@ def additive_mask(attention_mask: torch.Tensor, dtype: torch.dtype = torch.float
 
 
 def causal_mask(n: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """Máscara causal ``(n, n)``: a posição i só pode olhar para j ≤ i.
+    """Máscara causal ``(n, n)`` booleana: ``True`` onde a posição i pode olhar para j (j ≤ i).
 
-    Ver Capítulo 4, seção 4.2.
+    Ver Capítulo 2, seção 2.6, e Capítulo 4, seção 4.2.
     """
     if n < 1:
         raise ValueError(f"O comprimento da sequência deve ser ≥ 1; recebi {n}.")
