@@ -288,3 +288,176 @@ def draw_update_spaces(d: int = 8, k: int = 6, r: int = 1, figsize=(11.5, 3.4)):
     fig.legend(handles=handles, loc="lower center", ncol=3, frameon=False, fontsize=9)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
+
+
+# ------------------------------------------- Capítulo 2 e Apêndice B: uma camada de baixo para cima
+
+STACK_COLORS = dict(PALETTE, norma="#fdd0a2", atalho="#ffffff")
+
+
+def draw_layer_stack(boxes, title: str, repeat: tuple[int, int, str] | None = None,
+                     figsize=(8.5, 6.0)):
+    """Uma pilha de caixas lida de baixo para cima (o sentido do *forward pass*).
+
+    ``boxes`` é uma sequência de ``(tipo, rótulo, nota)``, da entrada para a saída; o tipo escolhe a
+    cor (as de ``PALETTE``, mais ``"norma"`` e ``"atalho"``) e a nota, se houver, vai à direita
+    (por exemplo, a seção que escreve a peça). ``repeat = (primeira, última, rótulo)`` cerca as
+    caixas que se repetem em cada camada. Cada caixa leva ``gid="caixa"`` e o tipo como ``label``.
+    Ver Capítulo 2, seção 2.7, e Apêndice B, seção B.1.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    boxes = list(boxes)
+    if not boxes:
+        raise ValueError("Nenhuma caixa para desenhar: passe ao menos uma (tipo, rótulo, nota).")
+    for kind, *_ in boxes:
+        if kind not in STACK_COLORS:
+            raise ValueError(f"Tipo de caixa desconhecido: {kind!r}; use um de "
+                             f"{sorted(STACK_COLORS)}.")
+    if repeat is not None and not 0 <= repeat[0] <= repeat[1] < len(boxes):
+        raise ValueError(f"repeat = {repeat!r} não cabe nas {len(boxes)} caixas.")
+    step, height, width = 0.62, 0.44, 6.2
+    fig, ax = plt.subplots(figsize=figsize)
+    for i, (kind, label, note) in enumerate(boxes):
+        y = i * step
+        ax.add_patch(FancyBboxPatch((0, y), width, height, boxstyle="round,pad=0.03",
+                                    fc=STACK_COLORS[kind], ec="0.3", gid="caixa", label=kind))
+        ax.text(width / 2, y + height / 2, label, ha="center", va="center", fontsize=10)
+        if note:
+            ax.text(width + 0.2, y + height / 2, note, va="center", fontsize=9, color="0.35")
+        if i:
+            ax.annotate("", (width / 2, y), (width / 2, y - (step - height)),
+                        arrowprops=dict(arrowstyle="->", color="0.3"))
+    if repeat is not None:
+        first, last, label = repeat
+        y0, y1 = first * step - 0.1, last * step + height + 0.1
+        ax.add_patch(FancyBboxPatch((-0.25, y0), width + 0.5, y1 - y0, boxstyle="round,pad=0.02",
+                                    fc="none", ec="#c0392b", ls="--", gid="repeticao"))
+        ax.text(-0.4, (y0 + y1) / 2, label, rotation=90, va="center", ha="right", color="#c0392b",
+                fontsize=10)
+    ax.set_xlim(-0.9, width + 2.2)
+    ax.set_ylim(-0.2, len(boxes) * step)
+    ax.axis("off")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def encoder_layer_boxes(d: int = 384, heads: int = 12,
+                        d_ff: int = 1536) -> list[tuple[str, str, str]]:
+    """As caixas de uma camada do codificador do Capítulo 2 (o BERT, pós-norm), de baixo para cima.
+
+    Ver Capítulo 2, seção 2.7.
+    """
+    return [
+        ("entrada", "ids dos tokens (n)", "§2.2"),
+        ("embedding", f"embedding: token + posição + segmento → (n, {d})", "§2.3–2.4"),
+        ("computacao", f"autoatenção: Q, K, V em {heads} cabeças de {d // heads}, softmax, W_O",
+         "§2.5–2.7"),
+        ("atalho", "+ atalho (x + atenção(x))", "§2.7"),
+        ("norma", "LayerNorm", "§2.10"),
+        ("computacao", f"FFN por token: {d} → {d_ff} → {d}, GELU", "§2.9"),
+        ("atalho", "+ atalho", "§2.7"),
+        ("norma", "LayerNorm", "§2.10"),
+        ("saida", f"vetores contextuais (n, {d}) → próxima camada", ""),
+    ]
+
+
+# ----------------------------------------------------------------- Capítulo 3: a RoPE e o roteador
+
+def draw_rope_rotation(frequencies=(1.0, 0.25), positions=(0, 1, 2, 3, 4), figsize=(10, 4.2)):
+    """Um vetor 2-D (um par de coordenadas de q ou k) girado pela RoPE em várias posições.
+
+    Um painel por frequência ``ω``: na posição ``p`` o par gira ``p·ω`` radianos. Pares de
+    frequência alta dão voltas rápidas (distinguem posições vizinhas); os de frequência baixa quase
+    não giram (distinguem posições distantes). As setas levam ``gid="posicao"``.
+    Ver Capítulo 3, seção 3.4.4.
+    """
+    import math
+
+    import matplotlib.pyplot as plt
+
+    frequencies, positions = list(frequencies), list(positions)
+    if not frequencies or not positions:
+        raise ValueError("Passe ao menos uma frequência e uma posição.")
+    cmap = plt.get_cmap("viridis")
+    fig, axes = plt.subplots(1, len(frequencies), figsize=figsize, squeeze=False)
+    base = (1.0, 0.35)
+    for ax, omega in zip(axes[0], frequencies):
+        for i, p in enumerate(positions):
+            angle = p * omega
+            c, s = math.cos(angle), math.sin(angle)
+            x, y = base[0] * c - base[1] * s, base[0] * s + base[1] * c
+            color = cmap(i / max(len(positions) - 1, 1))
+            ax.annotate("", (x, y), (0, 0), arrowprops=dict(arrowstyle="-|>", color=color, lw=2),
+                        gid="posicao")
+            ax.text(1.15 * x, 1.15 * y, f"p = {p}", color=color, ha="center", va="center",
+                    fontsize=9)
+        circle = plt.Circle((0, 0), math.hypot(*base), fill=False, ls=":", color="0.6")
+        ax.add_patch(circle)
+        ax.set_xlim(-1.45, 1.45)
+        ax.set_ylim(-1.45, 1.45)
+        ax.set_aspect("equal")
+        ax.axhline(0, color="0.85", lw=0.8)
+        ax.axvline(0, color="0.85", lw=0.8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_title(f"par com ω = {omega:g} rad por posição".replace(".", ","), fontsize=10)
+    fig.suptitle("RoPE: o mesmo par (x₂ⱼ, x₂ⱼ₊₁) girado por p·ω; o comprimento não muda",
+                 fontsize=11)
+    fig.tight_layout()
+    return fig
+
+
+def draw_moe_routing(tokens, probs, chosen, gates=None, figsize=(10, 4.2)):
+    """O roteamento top-1 de um MoE: cada token, as probabilidades do roteador e o escolhido.
+
+    ``probs`` é ``(T, E)`` (o softmax do roteador) e ``chosen`` a lista do especialista de cada
+    token; ``gates`` (opcional), a porta de cada token, escrita na seta. As setas levam
+    ``gid="rota"`` e os especialistas ``gid="especialista"`` com a carga no rótulo.
+    Ver Capítulo 3, seção 3.8.2.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch, Rectangle
+
+    probs = [[float(p) for p in row] for row in probs]
+    tokens, chosen = list(tokens), [int(e) for e in chosen]
+    if not (len(tokens) == len(probs) == len(chosen)) or not tokens:
+        raise ValueError("tokens, probs e chosen devem ter o mesmo número de linhas "
+                         "(uma por token).")
+    n_experts = len(probs[0])
+    fig, ax = plt.subplots(figsize=figsize)
+    T = len(tokens)
+    load = [chosen.count(e) for e in range(n_experts)]
+    y_tok = [T - 1 - t for t in range(T)]
+    y_exp = [(n_experts - 1 - e) * (T - 1) / max(n_experts - 1, 1) for e in range(n_experts)]
+    for t, (token, row) in enumerate(zip(tokens, probs)):
+        y = y_tok[t]
+        ax.add_patch(FancyBboxPatch((0, y - 0.2), 1.2, 0.4, boxstyle="round,pad=0.02",
+                                    fc=PALETTE["embedding"], ec="0.3"))
+        ax.text(0.6, y, token, ha="center", va="center", fontsize=10)
+        for e, p in enumerate(row):                       # o softmax do roteador, em barras
+            ax.add_patch(Rectangle((1.6 + 0.28 * e, y - 0.2), 0.22, 0.4 * p / max(row), gid="prob",
+                                   fc="#e6550d" if e == chosen[t] else "0.75"))
+        ax.text(1.6 + 0.28 * n_experts / 2, y - 0.32, "p(especialista)", ha="center", va="top",
+                fontsize=7, color="0.4")
+        ax.annotate("", (5.0, y_exp[chosen[t]]), (1.6 + 0.28 * n_experts + 0.1, y),
+                    arrowprops=dict(arrowstyle="->", color="#e6550d", lw=1.5), gid="rota")
+        if gates is not None:
+            mid_x, mid_y = 3.6, (y + y_exp[chosen[t]]) / 2
+            ax.text(mid_x, mid_y + 0.08, f"porta {float(gates[t]):.2f}".replace(".", ","),
+                    fontsize=8, color="#e6550d", ha="center")
+    for e in range(n_experts):
+        ax.add_patch(FancyBboxPatch((5.0, y_exp[e] - 0.2), 1.7, 0.4, boxstyle="round,pad=0.02",
+                                    fc=PALETTE["computacao"] if load[e] else "#f0f0f0", ec="0.3",
+                                    gid="especialista", label=f"carga {load[e]}"))
+        ax.text(5.85, y_exp[e], f"especialista {e}: {load[e]} token(s)", ha="center", va="center",
+                fontsize=9)
+    ax.set_xlim(-0.2, 7.0)
+    ax.set_ylim(-0.7, T - 0.4)
+    ax.axis("off")
+    ax.set_title("Roteamento top-1: o roteador escolhe um especialista por token; os outros não "
+                 "calculam nada", fontsize=10)
+    fig.tight_layout()
+    return fig

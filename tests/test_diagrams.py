@@ -113,3 +113,56 @@ def test_update_spaces_colour_exactly_the_trainable_numbers():
         assert [k.count("quantizado") for k in kinds] == [0, 0, 48]
     finally:
         plt.close(fig)
+
+
+# ------------------------------------------------ as figuras conceituais dos Capítulos 2 e 3 e do Apêndice B
+def test_layer_stack_draws_every_box_bottom_up_and_the_repeat():
+    from lncc_llm.diagrams import STACK_COLORS, draw_layer_stack, encoder_layer_boxes
+
+    boxes = encoder_layer_boxes()
+    fig = draw_layer_stack(boxes, "camada", repeat=(2, 7, "× 6 camadas"))
+    ax = fig.axes[0]
+    drawn = sorted((p for p in ax.patches if p.get_gid() == "caixa"), key=lambda p: p.get_y())
+    assert [p.get_label() for p in drawn] == [kind for kind, _, _ in boxes]
+    assert all(to_hex(p.get_facecolor()) == STACK_COLORS[p.get_label()] for p in drawn)
+    assert len([p for p in ax.patches if p.get_gid() == "repeticao"]) == 1
+    texts = [t.get_text() for t in ax.texts]
+    assert "× 6 camadas" in texts and any("12 cabeças de 32" in t for t in texts)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="desconhecido"):
+        draw_layer_stack([("cubo", "x", "")], "t")
+    with pytest.raises(ValueError, match="não cabe"):
+        draw_layer_stack(boxes, "t", repeat=(2, 40, "x"))
+
+
+def test_rope_rotation_keeps_the_length_and_turns_by_p_omega():
+    import math
+
+    from lncc_llm.diagrams import draw_rope_rotation
+
+    fig = draw_rope_rotation(frequencies=(1.0, 0.25), positions=(0, 1, 3))
+    for ax, omega in zip(fig.axes, (1.0, 0.25)):
+        arrows = [a for a in ax.texts if a.get_gid() == "posicao"]
+        assert len(arrows) == 3
+        ends = [a.xy for a in arrows]
+        lengths = [math.hypot(*e) for e in ends]
+        assert max(lengths) - min(lengths) < 1e-12                  # girar não muda o comprimento
+        angles = [math.atan2(e[1], e[0]) for e in ends]
+        turn = (angles[2] - angles[0]) % (2 * math.pi)
+        assert math.isclose(turn, (3 * omega) % (2 * math.pi), abs_tol=1e-9)
+    plt.close(fig)
+
+
+def test_moe_routing_draws_one_route_per_token_and_the_load():
+    from lncc_llm.diagrams import draw_moe_routing
+
+    probs = [[0.1, 0.6, 0.2, 0.1], [0.5, 0.2, 0.2, 0.1], [0.1, 0.7, 0.1, 0.1]]
+    fig = draw_moe_routing(["a", "b", "c"], probs, [1, 0, 1], gates=[0.6, 0.5, 0.7])
+    ax = fig.axes[0]
+    assert len([a for a in ax.texts if a.get_gid() == "rota"]) == 3
+    experts = sorted((p for p in ax.patches if p.get_gid() == "especialista"), key=lambda p: -p.get_y())
+    assert [p.get_label() for p in experts] == ["carga 1", "carga 2", "carga 0", "carga 0"]
+    assert len([p for p in ax.patches if p.get_gid() == "prob"]) == 12
+    plt.close(fig)
+    with pytest.raises(ValueError, match="mesmo número"):
+        draw_moe_routing(["a"], probs, [1, 0, 1])
