@@ -19,7 +19,8 @@ from lncc_llm.exercicios.celulas import sincronizar
 
 LIVRO = Path(__file__).resolve().parents[1] / "book"
 NOTEBOOKS = {"cap01": "cap01_introducao", "cap02": "cap02_nucleo_transformer",
-             "cap03": "cap03_variacoes_modernas", "cap04": "cap04_inferencia_causal",
+             "cap03": "cap03_variacoes_modernas", "cap03_moe_bloco": "cap03_moe_bloco",
+             "cap04": "cap04_inferencia_causal",
              "cap05": "cap05_prompting_icl", "cap06": "cap06_pretreinamento_otimizacao",
              "cap07": "cap07_treinamento_otimizacao", "cap08_alinhamento": "cap08_alinhamento",
              "cap08_avaliacao": "cap08_avaliacao", "cap09": "cap09_tendencias",

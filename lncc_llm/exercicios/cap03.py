@@ -1,4 +1,5 @@
-"""Exercícios conferíveis do Capítulo 3 (RoPE, temperatura, MoE e o KV cache do Mixtral)."""
+"""Exercícios conferíveis do Capítulo 3, primeira parte (RoPE e temperatura); os do MoE e do KV cache do
+Mixtral estão em ``cap03_moe_bloco``."""
 from __future__ import annotations
 
 import math
@@ -11,8 +12,7 @@ from .nucleo import ErroComum, Exercicio
 
 NOTEBOOK = "cap03_variacoes_modernas"
 _contexto = celulas_do_notebook(NOTEBOOK, (
-    "a854e5f7", "f968420a", "c613b2c1", "6dc1ff2a", "e45a4aa6", "ac0e68bb", "bf107f7f", "0363fd5b",
-    "0f542d34", "53135d32", "dc16a155"))
+    "a854e5f7", "f968420a", "c613b2c1", "6dc1ff2a", "e45a4aa6", "ac0e68bb"))
 READS = [1.0, -1.0, 0.0, 0.0]
 
 
@@ -139,74 +139,6 @@ ex3 = Exercicio(
     ),
     inicio="""
 tau_half = ____     # a temperatura τ com entropia 0,5 nat
-""",
-    contexto=_contexto,
-)
-
-
-# ---------------------------------------------------------------- exercício 4: MoE top-2
-def _contagens(ns, k):
-    d, f, e = ns["d_model"], ns["d_ff"], ns["n_experts"]
-    p = d * f + f + f * d + d          # um especialista: d → d_ff (com viés) e d_ff → d (com viés)
-    roteador = d * e
-    return {"especialistas_total": e * p, "especialistas_ativos": k * p, "ativos": k * p + roteador}
-
-
-ex4 = Exercicio(
-    "cap03.ex4", "parâmetros de um MoE top-2", ("counts_top2", "ratio"),
-    dicas=(
-        "Um especialista é uma FFN d → d_ff → d com vieses: conte P à mão. Com k = 2, quantos trabalham por "
-        "token?",
-        "Monte `MoELayer(d_model, d_ff, n_experts, k=2, generator=torch.Generator().manual_seed(1))` e conte "
-        "com `moe_parameter_counts`.",
-        "A razão pedida é especialistas no total dividido por especialistas ativos.",
-    ),
-    esperado=lambda ns: {"counts_top2": _contagens(ns, 2), "ratio": ns["n_experts"] / 2},
-    erros_comuns=(
-        ErroComum("essas são as contagens de k = 1: a camada deste exercício tem k = 2.",
-                  lambda ns: {"counts_top2": _contagens(ns, 1)}),
-        ErroComum("a razão está invertida: pede-se total / ativos, que é maior que 1.",
-                  lambda ns: {"ratio": 2 / ns["n_experts"]}),
-    ),
-    inicio="""
-counts_top2 = ____  # moe_parameter_counts da camada com k = 2
-ratio = ____        # especialistas: total / ativos
-""",
-    contexto=_contexto,
-)
-
-
-# ---------------------------------------------------------------- exercício 5: KV cache do Mixtral
-def _kv(ns, cabecas_kv, fator_kv=2, bytes_=2, tokens=32768):
-    mix = ns["mix"]
-    return fator_kv * mix["layers"] * cabecas_kv * (mix["hidden"] // mix["heads"]) * tokens * bytes_
-
-
-ex5 = Exercicio(
-    "cap03.ex5", "o KV cache do Mixtral em GiB", ("gib_gqa", "gib_mha"),
-    dicas=(
-        "O cache guarda K e V (fator 2), em cada camada, para cada cabeça de key/value, d_cabeça números por "
-        "token.",
-        "bf16 ocupa 2 bytes por número; com GQA há 8 cabeças de K/V, com multi-cabeça, 32.",
-        "`kv_cache_bytes(camadas, cabeças_kv, d_cabeça, tokens, bytes_per_value=2)` faz a conta; confira à mão.",
-    ),
-    esperado=lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 2**30,
-                         "gib_mha": _kv(ns, ns["mix"]["heads"]) / 2**30},
-    erros_comuns=(
-        ErroComum("faltou o fator 2: o cache guarda K e também V.",
-                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"], fator_kv=1) / 2**30}),
-        ErroComum("4 bytes por número é fp32; em bf16 são 2.",
-                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"], bytes_=4) / 2**30}),
-        ErroComum("com GQA só as 8 cabeças de key/value vão para o cache, não as 32 de query.",
-                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["heads"]) / 2**30}),
-        ErroComum("esse número está em GB (10⁹ bytes); um GiB tem 2³⁰ bytes.",
-                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 1e9}),
-        ErroComum("esse número está em bytes: divida por 2³⁰ para ter GiB.",
-                  lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"])}),
-    ),
-    inicio="""
-gib_gqa = ____      # GiB (2³⁰ bytes) do KV cache com GQA (8 cabeças de K/V)
-gib_mha = ____      # GiB com atenção multi-cabeça (32 cabeças)
 """,
     contexto=_contexto,
 )
