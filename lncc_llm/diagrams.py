@@ -325,7 +325,8 @@ def draw_layer_stack(boxes, title: str, repeat: tuple[int, int, str] | None = No
                                     fc=STACK_COLORS[kind], ec="0.3", gid="caixa", label=kind))
         ax.text(width / 2, y + height / 2, label, ha="center", va="center", fontsize=10)
         if note:
-            ax.text(width + 0.2, y + height / 2, note, va="center", fontsize=9, color="0.35")
+            ax.text(width + 0.45, y + height / 2, note, va="center", fontsize=9, color="0.35",
+                    gid="nota")
         if i:
             ax.annotate("", (width / 2, y), (width / 2, y - (step - height)),
                         arrowprops=dict(arrowstyle="->", color="0.3"))
@@ -336,7 +337,7 @@ def draw_layer_stack(boxes, title: str, repeat: tuple[int, int, str] | None = No
                                     fc="none", ec="#c0392b", ls="--", gid="repeticao"))
         ax.text(-0.4, (y0 + y1) / 2, label, rotation=90, va="center", ha="right", color="#c0392b",
                 fontsize=10)
-    ax.set_xlim(-0.9, width + 2.2)
+    ax.set_xlim(-0.9, width + 2.4)
     ax.set_ylim(-0.2, len(boxes) * step)
     ax.axis("off")
     ax.set_title(title)
@@ -350,6 +351,8 @@ def encoder_layer_boxes(d: int = 384, heads: int = 12,
 
     Ver Capítulo 2, seção 2.7.
     """
+    from .formatting import fmt_int
+
     return [
         ("entrada", "ids dos tokens (n)", "§2.2"),
         ("embedding", f"embedding: token + posição + segmento → (n, {d})", "§2.3–2.4"),
@@ -357,7 +360,8 @@ def encoder_layer_boxes(d: int = 384, heads: int = 12,
          "§2.5–2.7"),
         ("atalho", "+ atalho (x + atenção(x))", "§2.7"),
         ("norma", "LayerNorm", "§2.10"),
-        ("computacao", f"FFN por token: {d} → {d_ff} → {d}, GELU", "§2.9"),
+        ("computacao", f"FFN por token: {fmt_int(d)} → {fmt_int(d_ff)} → {fmt_int(d)}, GELU",
+         "§2.9"),
         ("atalho", "+ atalho", "§2.7"),
         ("norma", "LayerNorm", "§2.10"),
         ("saida", f"vetores contextuais (n, {d}) → próxima camada", ""),
@@ -427,6 +431,7 @@ def draw_moe_routing(tokens, probs, chosen, gates=None, figsize=(10, 4.2)):
         raise ValueError("tokens, probs e chosen devem ter o mesmo número de linhas "
                          "(uma por token).")
     n_experts = len(probs[0])
+    top = max(max(row) for row in probs)                 # a mesma escala para todas as barras
     fig, ax = plt.subplots(figsize=figsize)
     T = len(tokens)
     load = [chosen.count(e) for e in range(n_experts)]
@@ -437,10 +442,12 @@ def draw_moe_routing(tokens, probs, chosen, gates=None, figsize=(10, 4.2)):
         ax.add_patch(FancyBboxPatch((0, y - 0.2), 1.2, 0.4, boxstyle="round,pad=0.02",
                                     fc=PALETTE["embedding"], ec="0.3"))
         ax.text(0.6, y, token, ha="center", va="center", fontsize=10)
-        for e, p in enumerate(row):                       # o softmax do roteador, em barras
-            ax.add_patch(Rectangle((1.6 + 0.28 * e, y - 0.2), 0.22, 0.4 * p / max(row), gid="prob",
+        for e, p in enumerate(row):                       # o softmax do roteador, numa escala comum
+            ax.add_patch(Rectangle((1.6 + 0.28 * e, y - 0.2), 0.22, 0.45 * p / top, gid="prob",
                                    fc="#e6550d" if e == chosen[t] else "0.75"))
-        ax.text(1.6 + 0.28 * n_experts / 2, y - 0.32, "p(especialista)", ha="center", va="top",
+            ax.text(1.6 + 0.28 * e + 0.11, y - 0.24, str(e), ha="center", va="top", fontsize=7,
+                    color="0.4")
+        ax.text(1.6 + 0.28 * n_experts / 2, y - 0.4, "p(especialista)", ha="center", va="top",
                 fontsize=7, color="0.4")
         ax.annotate("", (5.0, y_exp[chosen[t]]), (1.6 + 0.28 * n_experts + 0.1, y),
                     arrowprops=dict(arrowstyle="->", color="#e6550d", lw=1.5), gid="rota")

@@ -120,7 +120,7 @@ class KVCache:
 
     ``append(camada, k, v)`` junta os novos ``(lote, H_kv, n, d_cabeça)`` ao fim dos guardados (na
     dimensão das posições) e devolve tudo; ``len(cache)`` é quantas posições estão guardadas.
-    Ver Apêndice B, seção B.7.
+    Ver Apêndice B, seção B.8.
     """
 
     def __init__(self, n_layers: int):

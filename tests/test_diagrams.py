@@ -125,7 +125,10 @@ def test_layer_stack_draws_every_box_bottom_up_and_the_repeat():
     drawn = sorted((p for p in ax.patches if p.get_gid() == "caixa"), key=lambda p: p.get_y())
     assert [p.get_label() for p in drawn] == [kind for kind, _, _ in boxes]
     assert all(to_hex(p.get_facecolor()) == STACK_COLORS[p.get_label()] for p in drawn)
-    assert len([p for p in ax.patches if p.get_gid() == "repeticao"]) == 1
+    frames = [p for p in ax.patches if p.get_gid() == "repeticao"]
+    assert len(frames) == 1
+    right_edge = frames[0].get_x() + frames[0].get_width() + 0.05      # mais o arredondamento do canto
+    assert all(t.get_position()[0] > right_edge for t in ax.texts if t.get_gid() == "nota")
     texts = [t.get_text() for t in ax.texts]
     assert "× 6 camadas" in texts and any("12 cabeças de 32" in t for t in texts)
     plt.close(fig)

@@ -6,5 +6,6 @@ def positions_with(P, N):
     return P + N - 1                         # o prompt uma vez, depois um token por passo
 
 
-print(f"P = 20, N = 30: sem cache {positions_without(20, 30)}, com cache {positions_with(20, 30)}")
-check("= a soma passo a passo", positions_without(20, 30), sum(20 + t for t in range(30)))
+P, N = 37, 30                                # o prompt e os tokens cronometrados na seção B.8
+print(f"P = {P}, N = {N}: sem cache {fmt_int(positions_without(P, N))}, com cache {positions_with(P, N)}")
+check("= a soma passo a passo", positions_without(P, N), sum(P + t for t in range(N)))
