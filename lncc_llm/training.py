@@ -165,3 +165,14 @@ def mean_and_se(values) -> tuple[float, float]:
     mean = sum(values) / len(values)
     var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
     return mean, math.sqrt(var / len(values))
+
+
+def char_gpt_budget() -> dict:
+    """As execuções medidas do GPT de caracteres do Apêndice A (passos, tempo, perda de validação),
+    gravadas por ``scripts/gpt_caracteres_orcamento.py`` em ``lncc_llm/dados``.
+
+    Ver Apêndice A, seção A.11.
+    """
+    path = Path(__file__).with_name("dados") / "gpt_caracteres_orcamento.json"
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)

@@ -24,7 +24,8 @@ NOTEBOOKS = {"cap01": "cap01_introducao", "cap02": "cap02_nucleo_transformer",
              "cap05": "cap05_prompting_icl", "cap06": "cap06_pretreinamento_otimizacao",
              "cap07": "cap07_treinamento_otimizacao", "cap08_alinhamento": "cap08_alinhamento",
              "cap08_avaliacao": "cap08_avaliacao", "cap09": "cap09_tendencias",
-             "apA": "apendice_a_gpt_do_zero", "apB": "apendice_b_llama_do_zero"}
+             "apA": "apendice_a_gpt_do_zero",
+             "apA_treino": "apendice_a_treino", "apB": "apendice_b_llama_do_zero"}
 
 
 def main(capitulos: list[str]) -> None:

@@ -41,7 +41,7 @@ KNOWN_BROKEN: dict = {}
 # Frases que dizem o que outro capítulo ensina: algum título do capítulo citado deve conter o termo.
 # (arquivo, trecho da frase, capítulo citado, termo)
 TOPIC_CLAIMS = [
-    ("book/apendice_a_gpt_do_zero.ipynb", "sem filtros como o top-k e o top-p do Capítulo 4", "4", "top-k"),
+    ("book/apendice_a_treino.ipynb", "sem filtros como o top-k e o top-p do Capítulo 4", "4", "top-k"),
 ]
 KNOWN_BROKEN_TOPICS: dict = {}
 

@@ -94,3 +94,21 @@ def test_general_passages_and_their_perplexities(decoder):
     assert got == [text_perplexity(model, tokenizer, p) for p in passages[:2]]
     with pytest.raises(ValueError, match="Nenhum trecho"):
         passage_perplexities(model, tokenizer, [])
+
+
+def test_char_gpt_budget_runs_are_consistent():
+    from lncc_llm.training import char_gpt_budget
+
+    budget = char_gpt_budget()
+    runs = budget["execucoes"]
+    assert budget["lote"] == 32 and budget["contexto"] == 64 and len(runs) >= 3
+    for run in runs:
+        curve = run["curva"]
+        assert [p["passos"] for p in curve] == sorted(p["passos"] for p in curve)
+        assert all(a["segundos"] < b["segundos"] for a, b in zip(curve, curve[1:]))
+        assert all(a["perda_validacao"] > b["perda_validacao"] for a, b in zip(curve, curve[1:]))
+    one = {p["passos"]: p for r in runs if r["threads"] == 1 and r["agenda"] == "const" for p in r["curva"]}
+    two = {p["passos"]: p for r in runs if r["threads"] == 2 and r["agenda"] == "const" for p in r["curva"]}
+    assert 300 in one and 300 in two and two[300]["segundos"] < one[300]["segundos"]
+    # a mesma conta com 1 ou 2 threads: a perda não depende do número de threads
+    assert two[300]["perda_validacao"] == one[300]["perda_validacao"]

@@ -12,7 +12,7 @@ from .comparar import Incorreto, comparar
 from .nucleo import ErroComum, Exercicio, Resultado, Status, ____, saida_recolhida
 
 CAPITULOS = ("cap01", "cap02", "cap03", "cap03_moe_bloco", "cap04", "cap05", "cap06", "cap07", "cap08_alinhamento",
-             "cap08_avaliacao", "cap09", "apA", "apB")
+             "cap08_avaliacao", "cap09", "apA", "apA_treino", "apB")
 
 __all__ = ["____", "CAPITULOS", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
            "do_capitulo", "progresso", "saida_recolhida", "todos"]

@@ -1,23 +1,15 @@
-"""Exercícios conferíveis do Apêndice A (GPT do zero): o bloco pós-norm, os tamanhos do GPT-2 e a atenção
-com Q, K e V separados.
-
-Os exercícios 3 e 4 usam o modelo treinado na seção A.11 (caro demais para uma conferência) e o 5 é de
-reflexão: ficam sem verificador.
+"""Exercícios conferíveis do Apêndice A, primeira parte (GPT do zero): o bloco pós-norm e os tamanhos do
+GPT-2. Os da segunda parte (a atenção com Q, K e V separados) estão em ``apA_treino``.
 """
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from .comparar import Incorreto, como_array, comparar
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio
 
 NOTEBOOK = "apendice_a_gpt_do_zero"
 _contexto = celulas_do_notebook(NOTEBOOK, (
     "0ead0ebc", "62916eca", "0373939b", "21921a3f", "42076907", "45919a8b", "ad8a7091", "34129610",
-    "44458412", "45d948d7", "e6ffe57a"))
+    "44458412", "45d948d7"))
 
 
 # ---------------------------------------------------------------- exercício 1: o bloco pós-norm
@@ -137,202 +129,6 @@ ex2 = Exercicio(
 counts_untied = ____  # dict {"medium": int, "large": int, "XL": int}: parâmetros sem amarração
 counts_tied = ____    # o mesmo dicionário, com amarração (tie_weights=True)
 mib_untied = ____     # dict com as mesmas chaves: memória em float32 do modelo sem amarração, em MiB
-""",
-    contexto=_contexto,
-)
-
-
-# ---------------------------------------------------------------- exercício 6: Q, K e V separados
-_D, _H, _N, _MAX = 6, 2, 5, 8          # d, cabeças, tokens da entrada de teste e max_seq_len do teste
-
-_MSG_MASCARA = ("faltou a máscara causal: cada posição está olhando também os tokens seguintes. Antes do "
-                "softmax, ponha −∞ nos escores acima da diagonal (`masked_fill`).")
-_MSG_ESCALA = "faltou dividir os escores por √d_h = √3 (a dimensão de cada cabeça) antes do softmax."
-_MSG_VIES = ("as camadas `q`, `k` e `v` têm viés (o padrão do `nn.Linear`), e a `qkv` da "
-             "`CausalSelfAttention` não tem: crie-as com `bias=False`.")
-_MSG_UMA_CABECA = ("a atenção foi calculada com uma cabeça só, de dimensão d = 6: separe q, k e v em 2 cabeças "
-                   "de d_h = 3 (`view` e `transpose`).")
-
-# Saídas de erros que o verificador reconhece: (mensagem, como a atenção errada foi calculada).
-_VARIANTES = (
-    (_MSG_MASCARA, {"mascara": None}),
-    (_MSG_ESCALA, {"divisor": 1.0}),
-    ("os escores foram divididos por √d = √6; a escala é pela dimensão de cada cabeça, √d_h = √3.",
-     {"divisor": math.sqrt(_D)}),
-    ("a máscara pôs 0 nos escores do futuro, e e⁰ = 1 ainda dá peso a eles: use −∞ (`float(\"-inf\")`) "
-     "antes do softmax.", {"mascara": "zero"}),
-    ("as cabeças se misturaram na volta: antes do `reshape` para (lote, n, d), troque de novo os eixos das "
-     "cabeças e das posições com `transpose(1, 2)`.", {"juntar": False}),
-    ("o softmax foi tomado na dimensão errada: cada linha de escores (uma query) é que deve somar 1, "
-     "`softmax(dim=-1)`.", {"eixo": -2}),
-    (_MSG_UMA_CABECA, {"cabecas": 1}),
-    (_MSG_UMA_CABECA, {"cabecas": 1, "divisor": math.sqrt(_D)}),
-)
-
-
-def _pesos_ex6():
-    """Pesos e entrada de teste, sorteados com o numpy (float32): qkv (3d, d), proj (d, d) + viés, x (2, 5, d)."""
-    rng = np.random.default_rng(6)
-
-    def sorteio(forma, escala):
-        return (rng.standard_normal(forma) * escala).astype(np.float32)
-
-    return {"qkv": sorteio((3 * _D, _D), 0.6), "proj_w": sorteio((_D, _D), 0.4),
-            "proj_b": sorteio((_D,), 0.1), "x": sorteio((2, _N, _D), 1.0)}
-
-
-def _atencao_np(p, cabecas=_H, divisor=math.sqrt(_D // _H), mascara="inf", juntar=True, eixo=-1):
-    """A atenção causal multi-cabeça em numpy (float64), escrita direto da fórmula; os argumentos
-    reproduzem os erros de ``_VARIANTES``."""
-    x, w = p["x"].astype(np.float64), p["qkv"].astype(np.float64)
-    b, n, d = x.shape
-    d_h = d // cabecas
-
-    def separar(linhas):
-        return (x @ linhas.T).reshape(b, n, cabecas, d_h).transpose(0, 2, 1, 3)   # (b, H, n, d_h)
-
-    q, k, v = separar(w[:d]), separar(w[d:2 * d]), separar(w[2 * d:])
-    escores = q @ k.transpose(0, 1, 3, 2) / divisor
-    visivel = np.tril(np.ones((n, n), dtype=bool))
-    if mascara == "inf":
-        escores = np.where(visivel, escores, -np.inf)
-    elif mascara == "zero":
-        escores = np.where(visivel, escores, 0.0)
-    escores = escores - escores.max(axis=eixo, keepdims=True)
-    pesos = np.exp(escores)
-    pesos = pesos / pesos.sum(axis=eixo, keepdims=True)
-    z = pesos @ v                                                                   # (b, H, n, d_h)
-    z = z.transpose(0, 2, 1, 3).reshape(b, n, d) if juntar else z.reshape(b, n, d)
-    return z @ p["proj_w"].astype(np.float64).T + p["proj_b"].astype(np.float64)
-
-
-def _perto(a, b):
-    return bool(np.allclose(a, b, rtol=1e-4, atol=1e-5))
-
-
-def _uma_linha(erro):
-    texto = str(erro).strip().splitlines()[0] if str(erro).strip() else ""
-    return type(erro).__name__ + (f": {texto}" if texto else "")
-
-
-def _conferir_ex6(valores, ns):
-    import torch
-
-    classe = valores["SeparateHeadsAttention"]
-    if not isinstance(classe, type):
-        raise Incorreto("`SeparateHeadsAttention` deveria ser uma classe: `class SeparateHeadsAttention(nn.Module): ...`.")
-    p = _pesos_ex6()
-    try:
-        with torch.random.fork_rng(devices=[]):          # os sorteios da sua classe não mexem na semente
-            modulo = classe(_D, _H, _MAX)
-    except Exception as erro:
-        raise Incorreto(f"`SeparateHeadsAttention({_D}, {_H}, {_MAX})` levantou {_uma_linha(erro)}; o construtor "
-                        "recebe `(d_model, n_heads, max_seq_len)`.") from None
-    camadas = {}
-    for nome in ("q", "k", "v", "proj"):
-        camada = getattr(modulo, nome, None)
-        peso = getattr(camada, "weight", None)
-        if peso is None or not hasattr(peso, "shape"):
-            raise Incorreto(f"a sua classe não tem a camada `{nome}` (um `nn.Linear`): as camadas se chamam "
-                            "`q`, `k`, `v` e `proj`.")
-        if tuple(peso.shape) != (_D, _D):
-            raise Incorreto(f"`{nome}.weight` tem formato {tuple(peso.shape)}, e o esperado é ({_D}, {_D}), d × d.")
-        camadas[nome] = camada
-    if any(getattr(camadas[nome], "bias", None) is not None for nome in ("q", "k", "v")):
-        raise Incorreto(_MSG_VIES)
-    if getattr(camadas["proj"], "bias", None) is None:
-        raise Incorreto("a `proj` precisa de viés, como a da `CausalSelfAttention`: `nn.Linear(d, d)`.")
-    with torch.no_grad():
-        for nome, linhas in zip(("q", "k", "v"), torch.from_numpy(p["qkv"]).split(_D)):
-            camadas[nome].weight.copy_(linhas)                 # linhas 0–5: Q; 6–11: K; 12–17: V
-        camadas["proj"].weight.copy_(torch.from_numpy(p["proj_w"]))
-        camadas["proj"].bias.copy_(torch.from_numpy(p["proj_b"]))
-        modulo.eval()
-        try:
-            saida = modulo(torch.from_numpy(p["x"]))
-        except Exception as erro:
-            raise Incorreto(f"o `forward` levantou {_uma_linha(erro)} (na entrada de teste: lote (2, {_N}, {_D}), "
-                            f"com `max_seq_len = {_MAX}`).") from None
-    if not hasattr(saida, "detach"):
-        raise Incorreto(f"o `forward` deveria devolver um tensor (lote, n, d), e devolveu {type(saida).__name__}.")
-    y = como_array(saida)
-    if y is None or y.shape != (2, _N, _D):
-        forma = tuple(y.shape) if y is not None else "?"
-        raise Incorreto(f"o `forward` devolveu formato {forma} para uma entrada (2, {_N}, {_D}); a saída tem a "
-                        "forma da entrada.")
-    y = y.astype(np.float64)
-    if np.isnan(y).any():
-        raise Incorreto("a saída tem NaN: alguma linha de escores ficou toda em −∞ (a máscara esconde também a "
-                        "diagonal, ou está invertida?).")
-    if not _perto(y, _atencao_np(p)):
-        for mensagem, como in _VARIANTES:
-            if _perto(y, _atencao_np(p, **como)):
-                raise Incorreto(mensagem)
-        raise Incorreto("com os mesmos pesos, a saída não coincide com a da `CausalSelfAttention`: confira a "
-                        "separação das cabeças, a escala, a máscara e a `proj`.")
-    comparar(valores["params_separate"], 4 * _D * _D + _D, nome="`params_separate`")   # 3 d² + (d² + d)
-    comparar(valores["params_single"], 3 * _D * _D + _D * _D + _D, nome="`params_single`")
-
-
-_CLASSES_ERRADAS: dict = {}
-
-
-def _classe_errada(erro):
-    """Uma ``SeparateHeadsAttention`` com um erro (``mascara``, ``escala`` ou ``vies``), criada uma vez só."""
-    if erro not in _CLASSES_ERRADAS:
-        import torch
-        from torch import nn
-
-        class SeparateHeadsAttention(nn.Module):
-            def __init__(self, d_model, n_heads, max_seq_len):
-                super().__init__()
-                self.n_heads, self.head_dim = n_heads, d_model // n_heads
-                self.q = nn.Linear(d_model, d_model, bias=erro == "vies")
-                self.k = nn.Linear(d_model, d_model, bias=erro == "vies")
-                self.v = nn.Linear(d_model, d_model, bias=erro == "vies")
-                self.proj = nn.Linear(d_model, d_model)
-                self.register_buffer("visible", torch.ones(max_seq_len, max_seq_len, dtype=torch.bool).tril())
-
-            def forward(self, x):
-                b, n, d = x.shape
-                q, k, v = (m(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
-                           for m in (self.q, self.k, self.v))
-                escores = q @ k.transpose(-2, -1)
-                if erro != "escala":
-                    escores = escores / math.sqrt(self.head_dim)
-                if erro != "mascara":
-                    escores = escores.masked_fill(~self.visible[:n, :n], float("-inf"))
-                return self.proj((escores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))
-
-        _CLASSES_ERRADAS[erro] = SeparateHeadsAttention
-    return _CLASSES_ERRADAS[erro]
-
-
-ex6 = Exercicio(
-    "apA.ex6", "a atenção com Q, K e V em três camadas", ("SeparateHeadsAttention", "params_separate", "params_single"),
-    dicas=(
-        "A `qkv` é uma `nn.Linear(d, 3d)` sem viés; no lugar dela entram três `nn.Linear(d, d, bias=False)`, "
-        "e a `proj` continua `nn.Linear(d, d)`. O `forward` é o da `CausalSelfAttention`, com Q, K e V vindos "
-        "das três camadas.",
-        "Em cada uma, `m(x).view(b, n, H, d_h).transpose(1, 2)` separa as cabeças; os escores são "
-        "`q @ k.transpose(-2, -1) / √d_h`, com −∞ acima da diagonal (`masked_fill`) antes de `softmax(dim=-1)`; "
-        "na volta, `transpose(1, 2).reshape(b, n, d)` e a `proj`.",
-        "Para copiar os pesos, `mha.qkv.weight.split(6)` dá os três blocos de 6 linhas, na ordem Q, K, V, e "
-        "`proj.load_state_dict(mha.proj.state_dict())` copia a saída. Conte com `count_parameters`.",
-    ),
-    conferir=_conferir_ex6,
-    erros_comuns=(
-        ErroComum(_MSG_MASCARA, lambda ns: {"SeparateHeadsAttention": _classe_errada("mascara")}),
-        ErroComum(_MSG_ESCALA, lambda ns: {"SeparateHeadsAttention": _classe_errada("escala")}),
-        ErroComum(_MSG_VIES, lambda ns: {"SeparateHeadsAttention": _classe_errada("vies")}),
-    ),
-    inicio="""
-# escreva aqui a sua classe SeparateHeadsAttention(nn.Module), com:
-#   __init__(self, d_model, n_heads, max_seq_len): camadas q, k, v (d × d, sem viés), proj (d × d) e a máscara
-#   forward(self, x): (lote, n, d) -> (lote, n, d), atenção causal com n_heads cabeças
-SeparateHeadsAttention = ____   # apague esta linha depois de escrever a classe
-params_separate = ____          # int: parâmetros da sua versão com d = 6 e 2 cabeças
-params_single = ____            # int: parâmetros de `mha`, a CausalSelfAttention da seção A.10
 """,
     contexto=_contexto,
 )
