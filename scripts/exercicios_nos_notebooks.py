@@ -19,6 +19,7 @@ from lncc_llm.exercicios.celulas import sincronizar
 
 LIVRO = Path(__file__).resolve().parents[1] / "book"
 NOTEBOOKS = {"cap01": "cap01_introducao", "cap02": "cap02_nucleo_transformer",
+             "cap02_atencao_camada": "cap02_atencao_camada",
              "cap03": "cap03_variacoes_modernas", "cap03_moe_bloco": "cap03_moe_bloco",
              "cap04": "cap04_inferencia_causal",
              "cap05": "cap05_prompting_icl", "cap06": "cap06_pretreinamento_otimizacao",

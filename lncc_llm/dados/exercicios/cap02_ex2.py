@@ -1,10 +1,10 @@
-X_bs = E_toy[[vocab["bear"], vocab["sleeps"]]]          # Q = K = V = X, como na seção 2.8
-A_bs_hand = torch.softmax(X_bs @ X_bs.T / 2**0.5, dim=-1)
-Z_bs_hand = A_bs_hand @ X_bs
-Z_bs, A_bs = scaled_dot_product_attention(X_bs, X_bs, X_bs)
-
-print("XXᵀ =", rounded(X_bs @ X_bs.T))
-print("A   =", rounded(A_bs, 2))
-print("Z   =", rounded(Z_bs, 2))
-check("XXᵀ de 'bear sleeps' = QKᵀ de 'teddy reads'", X_bs @ X_bs.T, QKt, atol=0)
-check("A e Z à mão = scaled_dot_product_attention", [A_bs_hand, Z_bs_hand], [A_bs, Z_bs])
+bigger = {**corpus, "infelizmente": 10}
+table5 = learn_bpe(bigger, n_merges=12)
+check("as 12 junções à mão = as do BpeTrainer, no corpus maior", table5.merges, library_bpe_merges(bigger, 12))
+new_merges = [f"{a} + {b}" for a, b in table5.merges if (a, b) not in table.merges]
+lost_merges = [f"{a} + {b}" for a, b in table.merges if (a, b) not in table5.merges]
+seg_new = segment("infelizmente", table5.merges)
+print("junções novas   :", new_merges)
+print("junções perdidas:", lost_merges)
+print("infelizmente, com a tabela antiga →", " | ".join(segment("infelizmente", table.merges)))
+print("infelizmente, com a tabela nova   →", " | ".join(seg_new))

@@ -1,0 +1,247 @@
+"""Exercícios conferíveis do Capítulo 2, segunda parte: a atenção à mão no mini-corpus, a variância
+com e sem √d_k, o peso de [PAD] em todas as camadas e a contagem de parâmetros do MiniLM."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .comparar import Incorreto, como_array
+from .contexto import celulas_do_notebook
+from .nucleo import ErroComum, Exercicio
+
+NOTEBOOK = "cap02_atencao_camada"
+_contexto = celulas_do_notebook(NOTEBOOK, (
+    "cap02b-setup", "cap02b-imports", "cap02b-frase", "ece97f37"))
+
+
+# ---------------------------------------------------------------- exercício 1: "bear sleeps" à mão
+def _atencao_bs(ns, escala=True, dim=-1, v_de=None):
+    """softmax(X Xᵀ/√2) e A V em NumPy (float64), com X = as linhas de bear e sleeps em E_toy."""
+    e_toy = como_array(ns["E_toy"]).astype(np.float64)
+    vocab = ns["vocab"]
+    x = e_toy[[vocab["bear"], vocab["sleeps"]]]
+    s = x @ x.T / (math.sqrt(x.shape[1]) if escala else 1.0)
+    w = np.exp(s - s.max(axis=dim, keepdims=True))
+    a = w / w.sum(axis=dim, keepdims=True)
+    v = x if v_de is None else e_toy[[vocab[p] for p in v_de.split()]]
+    return {"A_bs_hand": a, "Z_bs_hand": a @ v}
+
+
+ex1 = Exercicio(
+    "cap02_atencao_camada.ex1", "o mini-corpus à mão com \"bear sleeps\"", ("A_bs_hand", "Z_bs_hand"),
+    dicas=(
+        "Pegue em `E_toy` as linhas de `bear` e de `sleeps` (use `vocab`), nessa ordem: essa matriz 2 × 2 é X, "
+        "e também Q, K e V, porque W_Q = W_K = W_V = I.",
+        "Os escores são X Xᵀ/√2 (d_k = 2), e o softmax é por linha: `torch.softmax(..., dim=-1)`.",
+        "Z = A V, com V = X. Confira com `scaled_dot_product_attention(X_bs, X_bs, X_bs)`, que devolve `(Z, A)`.",
+    ),
+    esperado=_atencao_bs,
+    erros_comuns=(
+        ErroComum("faltou dividir os escores por √d_k = √2 antes do softmax.",
+                  lambda ns: _atencao_bs(ns, escala=False)),
+        ErroComum("o softmax foi tomado por coluna: cada linha de A (a distribuição de uma query) é que deve "
+                  "somar 1, `dim=-1`.",
+                  lambda ns: _atencao_bs(ns, dim=0)),
+        ErroComum("A está certa, mas Z misturou os vetores de \"teddy reads\" (`V_toy`): aqui V = X_bs.",
+                  lambda ns: {"Z_bs_hand": _atencao_bs(ns, v_de="teddy reads")["Z_bs_hand"]}),
+    ),
+    inicio="""
+X_bs = ____         # os embeddings de "bear sleeps": matriz 2 × 2, uma linha por token
+A_bs_hand = ____    # os pesos de atenção, 2 × 2, calculados à mão
+Z_bs_hand = ____    # a saída Z = A V, 2 × 2
+""",
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: por que √d_k
+_DIMENSOES = (2, 32, 512)
+
+
+def _tres_numeros(valor, nome):
+    arr = como_array(valor)
+    if arr is None or arr.shape != (3,) or arr.dtype.kind not in "biuf":
+        raise Incorreto(f"`{nome}` deveria ser uma lista com 3 números, um para cada d_k = 2, 32, 512.")
+    return arr.astype(np.float64)
+
+
+def _conferir_ex3(valores, ns):
+    brutas = _tres_numeros(valores["raw_vars"], "raw_vars")
+    escaladas = _tres_numeros(valores["scaled_vars"], "scaled_vars")
+    for d, v in zip(_DIMENSOES, brutas):
+        if not (np.isfinite(v) and v > 0):
+            raise Incorreto(f"`raw_vars` com d_k = {d} deveria ser uma variância, um número positivo.")
+        if abs(v / d - 1) > 0.1:
+            if abs(v / math.sqrt(d) - 1) < 0.1:
+                raise Incorreto(f"com d_k = {d}, `raw_vars` parece um desvio-padrão: o pedido é a variância "
+                                "(`.var()`, não `.std()`).")
+            raise Incorreto(f"com d_k = {d}, a variância de q·k em `raw_vars` ({v:.3g}) está longe do que a "
+                            "teoria prevê: sorteie as coordenadas com `torch.randn` (média 0, variância 1) e use "
+                            "ao menos 20 000 pares.")
+    if not np.allclose(escaladas, brutas / np.array(_DIMENSOES), rtol=1e-4, atol=0.0):
+        if np.all(np.abs(escaladas - 1) < 0.1):
+            raise Incorreto("`scaled_vars` parece vir de outro sorteio: divida os mesmos produtos `dots` de "
+                            "`raw_vars` por √d_k antes de tirar a variância.")
+        raise Incorreto("`scaled_vars` não é a variância de q·k/√d_k, com q·k os mesmos produtos de `raw_vars`.")
+
+
+def _escaladas_erradas(ns, potencia):
+    """A variância dividida por d_k**potencia, a partir da `raw_vars` do próprio leitor."""
+    brutas = _tres_numeros(ns["raw_vars"], "raw_vars")
+    if any(abs(v / d - 1) > 0.1 for v, d in zip(brutas, _DIMENSOES)):
+        raise ValueError("raw_vars fora da faixa: o diagnóstico próprio da conferência vale mais")
+    return {"scaled_vars": [v / d**potencia for v, d in zip(brutas, _DIMENSOES)]}
+
+
+ex2 = Exercicio(
+    "cap02_atencao_camada.ex2", "a variância de q·k com e sem √d_k", ("raw_vars", "scaled_vars"),
+    dicas=(
+        "Para cada d_k, sorteie duas matrizes `torch.randn(N, d_k)`, com N = 20 000 linhas (cada linha é um "
+        "par q, k), faça o produto interno linha a linha e tire a variância dos N números.",
+        "O produto interno linha a linha é `dots = (q_s * k_s).sum(dim=-1)` e a variância, `dots.var()`. Para "
+        "a segunda lista, use os mesmos `dots`, divididos por `d**0.5`.",
+        "Compare cada número de `raw_vars` com o seu d_k: cada parcela q_m·k_m tem variância 1, e as d_k "
+        "parcelas são independentes.",
+    ),
+    conferir=_conferir_ex3,
+    erros_comuns=(
+        ErroComum("você dividiu q·k por d_k, e não por √d_k: a variância caiu para perto de 1/d_k.",
+                  lambda ns: _escaladas_erradas(ns, 2)),
+        ErroComum("`scaled_vars` é igual a `raw_vars`: faltou dividir os produtos por √d_k antes de tirar a "
+                  "variância.",
+                  lambda ns: _escaladas_erradas(ns, 0)),
+        ErroComum("você dividiu a variância por √d_k; dividir q·k por √d_k divide a variância por d_k (a "
+                  "variância cresce com o quadrado da escala).",
+                  lambda ns: _escaladas_erradas(ns, 0.5)),
+    ),
+    inicio="""
+raw_vars = ____     # 3 floats: a variância estimada de q·k para d_k = 2, 32, 512
+scaled_vars = ____  # 3 floats: a variância de q·k/√d_k, com os mesmos produtos
+""",
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 3: [PAD] em todas as camadas
+def _pad_max(ns, linha=1, nas_colunas=True, com_mascara=True):
+    """Para cada camada (linha) e cabeça (coluna), o maior peso ligado às posições de [PAD] da frase
+    curta: uma matriz 6 × 12. Um erro comum dá 72 números positivos, diferentes de um erro para outro
+    (o máximo de todos não serviria: vários deles passam de 0,999 por causa da cabeça do token anterior)."""
+    import torch
+
+    model, batch = ns["model"], ns["batch"]
+    entradas = dict(batch) if com_mascara else {"input_ids": batch["input_ids"]}
+    with torch.no_grad():
+        atencoes = model(**entradas, output_attentions=True).attentions
+    pad = batch["attention_mask"][1] == 0
+    por_camada = []
+    for att in atencoes:
+        a = att[linha]                                    # (cabeças, n, n)
+        parte = a[..., pad] if nas_colunas else a[:, pad, :]
+        por_camada.append(parte.abs().amax(dim=(-2, -1)).double().cpu().numpy())
+    return np.stack(por_camada)
+
+
+def _zeros_ex4(ns):
+    cfg = ns["model"].config
+    return {"pad_max": np.zeros((cfg.num_hidden_layers, cfg.num_attention_heads))}
+
+
+ex3 = Exercicio(
+    "cap02_atencao_camada.ex3", "o peso de [PAD] em todas as camadas e cabeças", ("pad_max", "pad_max_no_mask"),
+    dicas=(
+        "Rode o modelo no lote inteiro com `output_attentions=True`: você recebe, para cada camada, um tensor "
+        "(lote, cabeças, n, n).",
+        "A frase curta é a linha 1 do lote. As posições de `[PAD]` são as colunas (as keys) em que "
+        "`batch['attention_mask'][1]` vale 0.",
+        "Em cada camada, `att[1][..., is_pad]` tem forma (12, n, 5), e `.amax(dim=(-2, -1))` dá o maior peso "
+        "de cada cabeça; empilhe as 6 camadas com `torch.stack`.",
+    ),
+    esperado=lambda ns: {**_zeros_ex4(ns), "pad_max_no_mask": _pad_max(ns, com_mascara=False)},
+    erros_comuns=(
+        ErroComum("o modelo rodou sem a `attention_mask`, e aí o `[PAD]` é lido como um token qualquer: passe "
+                  "o lote inteiro, `model(**batch, output_attentions=True)`.",
+                  lambda ns: {"pad_max": _pad_max(ns, com_mascara=False)}),
+        ErroComum("esses são os pesos das linhas de `[PAD]` (as queries), que olham para as palavras: o pedido é "
+                  "o peso que a frase dá às colunas de `[PAD]`, `att[1][..., is_pad]`.",
+                  lambda ns: {"pad_max": _pad_max(ns, nas_colunas=False)}),
+        ErroComum("essa é a frase longa (linha 0 do lote), que não tem `[PAD]`: a frase curta é a linha 1.",
+                  lambda ns: {"pad_max": _pad_max(ns, linha=0)}),
+        ErroComum("`pad_max_no_mask` saiu zerado: o modelo ainda recebeu a `attention_mask`; para ver o que ela "
+                  "evita, passe só os `input_ids`.",
+                  lambda ns: {"pad_max_no_mask": _zeros_ex4(ns)["pad_max"]}),
+    ),
+    inicio="""
+pad_max = ____      # tensor 6 × 12: o maior peso que cada cabeça (coluna) de cada camada (linha) dá a um [PAD]
+pad_max_no_mask = ____  # o mesmo 6 × 12, com o modelo rodado só com os input_ids (sem a attention_mask)
+""",
+    contexto=_contexto, rtol=1e-3, atol=1e-6,
+)
+
+
+# ---------------------------------------------------------------- exercício 4: os 22,7 M parâmetros
+def _partes(ns, so_qkv=False, so_w1=False, camadas=None):
+    """A conta fechada, a partir da configuração: cada Linear tem entrada × saída + saída (o viés) e cada
+    LayerNorm tem 2d (γ e β)."""
+    model = ns["model"]
+    cfg = model.config
+    d, f = cfg.hidden_size, cfg.intermediate_size
+    n_camadas = cfg.num_hidden_layers if camadas is None else camadas
+
+    def linear(entrada, saida):
+        return entrada * saida + saida
+
+    atencao = 3 * linear(d, d) if so_qkv else 4 * linear(d, d) + 2 * d       # Q, K, V, W_O e a LayerNorm
+    ffn = linear(d, f) if so_w1 else linear(d, f) + linear(f, d) + 2 * d     # W_1, W_2 e a LayerNorm
+    return {
+        "embeddings de tokens": cfg.vocab_size * d,
+        "posição + segmento + LayerNorm": (cfg.max_position_embeddings + cfg.type_vocab_size) * d + 2 * d,
+        "atenção (6 camadas)": n_camadas * atencao,
+        "FFN (6 camadas)": n_camadas * ffn,
+        "pooler": linear(d, d) if getattr(model, "pooler", None) is not None else 0,
+    }
+
+
+def _esperado_ex6(ns):
+    partes = _partes(ns)
+    return {"parts": partes, "frac_tok": partes["embeddings de tokens"] / sum(partes.values())}
+
+
+ex4 = Exercicio(
+    "cap02_atencao_camada.ex4", "onde ficam os parâmetros do MiniLM", ("parts", "frac_tok"),
+    dicas=(
+        "`p.numel()` conta os números de um tensor de parâmetros; some-os sobre `modulo.parameters()` de cada "
+        "parte. A tabela de tokens é `model.embeddings.word_embeddings.weight`.",
+        "A atenção de uma camada é tudo o que está em `blk.attention` (Q, K, V, W_O e a LayerNorm do "
+        "sub-bloco); a FFN, `blk.intermediate` (W₁) mais `blk.output` (W₂ e a sua LayerNorm). Percorra "
+        "`model.encoder.layer`.",
+        "As cinco partes têm de somar `n_params`; a fração pedida é a parte da tabela de tokens dividida por "
+        "esse total, um número entre 0 e 1.",
+    ),
+    esperado=_esperado_ex6,
+    erros_comuns=(
+        ErroComum("na atenção faltaram W_O e a LayerNorm do sub-bloco: `blk.attention.self` tem só Q, K e V; "
+                  "conte `blk.attention` inteiro.",
+                  lambda ns: {"parts": _partes(ns, so_qkv=True)}),
+        ErroComum("na FFN faltou a segunda matriz: `blk.intermediate` tem só W₁; W₂ (com a LayerNorm) está em "
+                  "`blk.output`.",
+                  lambda ns: {"parts": _partes(ns, so_w1=True)}),
+        ErroComum("a atenção e a FFN foram contadas numa camada só; o MiniLM tem 6.",
+                  lambda ns: {"parts": _partes(ns, camadas=1)}),
+        ErroComum("`frac_tok` parece estar em porcentagem: o pedido é a fração, entre 0 e 1.",
+                  lambda ns: {"frac_tok": 100 * _esperado_ex6(ns)["frac_tok"]}),
+    ),
+    inicio="""
+parts = {
+    "embeddings de tokens": ____,             # int: a tabela E de tokens
+    "posição + segmento + LayerNorm": ____,   # int: o resto de model.embeddings
+    "atenção (6 camadas)": ____,              # int: blk.attention, somado nas 6 camadas
+    "FFN (6 camadas)": ____,                  # int: blk.intermediate e blk.output, nas 6 camadas
+    "pooler": ____,                           # int: model.pooler (0 se não houver)
+}
+frac_tok = ____     # a fração (entre 0 e 1) de todos os parâmetros que fica na tabela de tokens
+""",
+    contexto=_contexto,
+)
+
