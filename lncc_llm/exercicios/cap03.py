@@ -49,7 +49,7 @@ ex1 = Exercicio(
     erros_comuns=(
         ErroComum("com RoPE, só as queries giraram: a key também gira, pela sua posição (a diagonal teria "
                   "de ficar igual à de sem RoPE).", lambda ns: {"L_ex_rope": _logits_ex1(ns, girar_k=False)["L_ex_rope"]}),
-        ErroComum("faltou dividir por √d = 2: os logits da seção 3.2 são Q Kᵀ/√d.",
+        ErroComum("faltou dividir por √d = 2: os logits da seção 3.5 são Q Kᵀ/√d.",
                   lambda ns: _logits_ex1(ns, escala=False)),
         ErroComum("estes são os logits do exemplo mínimo: troque antes a linha de `reads` por [1, −1, 0, 0].",
                   lambda ns: _logits_ex1(ns, trocar=False)),
