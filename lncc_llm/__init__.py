@@ -10,7 +10,8 @@ offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível),
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``style`` (o
 conjunto de estilo e o escore de voz), ``trainers`` (a configuração dos treinadores do trl na
 CPU), ``finetuning`` (SFT, LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma
-continuação), ``alignment`` (DPO,
+continuação), ``decode_speed`` (o teto do *decode*: largura de banda e bytes por token),
+``alignment`` (DPO,
 REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
 reserva). Os capítulos importam daqui; o que o texto-base mostra fica no notebook.
@@ -41,6 +42,7 @@ _ONDE = {
     "draw_architecture_comparison": "diagrams",
     "draw_update_spaces": "diagrams",
     "draw_layer_stack": "diagrams",
+    "draw_kv_cache_growth": "diagrams",
     "draw_moe_routing": "diagrams",
     "draw_rope_rotation": "diagrams",
     "choose_device": "environment",
@@ -159,6 +161,7 @@ __all__ = [
     "draw_architecture_comparison",
     "draw_update_spaces",
     "draw_layer_stack",
+    "draw_kv_cache_growth",
     "draw_moe_routing",
     "draw_rope_rotation",
     "cpu_training_args",

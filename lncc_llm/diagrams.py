@@ -468,3 +468,71 @@ def draw_moe_routing(tokens, probs, chosen, gates=None, figsize=(10, 4.2)):
                  "calculam nada", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def draw_kv_cache_growth(n_layers: int, n_kv_heads: int, head_dim: int, n_prompt: int,
+                         n_new: int, bytes_per_value: int = 4, measured: dict | None = None,
+                         figsize=(11.5, 3.8)):
+    """O que o *KV cache* guarda numa camada e como ele cresce a cada token gerado.
+
+    À esquerda, a camada ℓ: um bloco de K e um de V, uma linha por cabeça de K/V e uma coluna por
+    posição (cada célula são ``head_dim`` números); as colunas do prompt entram todas no *prefill*,
+    e cada passo de *decode* acrescenta uma (retângulos ``gid="prefill"`` e ``gid="decode"``). À
+    direita, os bytes de todas as camadas contra o número de posições guardadas: a reta
+    ``2 · camadas · cabeças_KV · d · n · bytes`` (``gid="formula"``) e, se ``measured``
+    (``{n: bytes}``) vier, os pontos medidos no cache real (``gid="medido"``).
+    Ver Capítulo 4, seção 4.14.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    for name, value in (("n_layers", n_layers), ("n_kv_heads", n_kv_heads), ("head_dim", head_dim),
+                        ("n_prompt", n_prompt), ("bytes_per_value", bytes_per_value)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} deve ser um inteiro ≥ 1; recebi {value!r}.")
+    if isinstance(n_new, bool) or not isinstance(n_new, int) or n_new < 0:
+        raise ValueError(f"n_new deve ser um inteiro ≥ 0; recebi {n_new!r}.")
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=figsize, gridspec_kw={"width_ratios": [1.35, 1]})
+    n = n_prompt + n_new
+    for block, (label, y0) in enumerate((("K", n_kv_heads + 1.2), ("V", 0.0))):
+        ax.text(-0.6, y0 + n_kv_heads / 2, label, ha="right", va="center", fontsize=12,
+                weight="bold")
+        for h in range(n_kv_heads):
+            for p in range(n):
+                kind = "prefill" if p < n_prompt else "decode"
+                color = PALETTE["embedding"] if kind == "prefill" else "#fdae6b"
+                ax.add_patch(Rectangle((p, y0 + n_kv_heads - 1 - h), 0.92, 0.85, gid=kind, fc=color,
+                                       ec="0.4"))
+            if block == 0:
+                ax.text(n + 0.2, y0 + n_kv_heads - 1 - h + 0.42, f"cabeça {h}", va="center",
+                        fontsize=8, color="0.35")
+    for p in range(n_prompt, n):
+        ax.text(p + 0.46, -0.35, f"+{p - n_prompt + 1}", ha="center", va="top", fontsize=8,
+                color="#e6550d")
+    ax.text(n_prompt / 2, 2 * n_kv_heads + 1.55, f"prefill: {n_prompt} posições do prompt",
+            ha="center", fontsize=9, color="#3182bd")
+    if n_new:
+        ax.text(n_prompt + n_new / 2, 2 * n_kv_heads + 1.55, "decode: +1 coluna\npor token",
+                ha="center", fontsize=9, color="#e6550d")
+    ax.set_xlim(-1.6, n + 2.4)
+    ax.set_ylim(-1.1, 2 * n_kv_heads + 2.4)
+    ax.axis("off")
+    ax.set_title(f"Uma camada (de {n_layers}): cada célula são {head_dim} números",
+                 fontsize=10)
+
+    positions = list(range(0, max([n, *(measured or {})]) + 1))
+    per_position = 2 * n_layers * n_kv_heads * head_dim * bytes_per_value
+    ax2.plot(positions, [per_position * p / 2**10 for p in positions], color="0.4",
+             gid="formula",
+             label=f"2 · {n_layers} · {n_kv_heads} · {head_dim} · n · {bytes_per_value} bytes")
+    if measured:
+        xs = sorted(measured)
+        ax2.scatter(xs, [measured[x] / 2**10 for x in xs], color="#e6550d", zorder=3,
+                    gid="medido", label="cache real, medido")
+    ax2.axvspan(0, n_prompt, color=PALETTE["embedding"], alpha=0.3, lw=0)
+    ax2.set_xlabel("posições guardadas (prompt + tokens gerados)")
+    ax2.set_ylabel("bytes do cache, todas as camadas (KiB)")
+    ax2.set_title("O cache cresce em linha reta com o comprimento", fontsize=10)
+    ax2.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig

@@ -120,6 +120,61 @@ def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
     return Vote(winner, dict(sorted(counts.items())), valid, len(labels))
 
 
+def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
+    """O número que ``text`` dá como resultado de ``a + b``, ou ``None`` se ele não disser.
+
+    Aceita, nesta ordem, "final answer: N" ou "answer is N" (pulando a conta repetida, como em "the
+    final answer is 27 + 58 = 85") e o resultado escrito logo depois da própria conta ("27 + 58 =
+    N"). Com ``bare=True`` (a resposta pedida é só o número), aceita por fim um texto que **começa**
+    pelo número, sem uma conta depois dele ("85", "85."). Vírgulas de milhar são ignoradas.
+    Ver Capítulo 4, seção 4.16, e Capítulo 5, seção 5.6.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"read_sum lê um texto (str); recebi {type(text).__name__}.")
+    text = text.replace(",", "")
+    equation = rf"{a}\s*\+\s*{b}\s*=\s*"
+    stated = re.search(rf"(?:final answer|answer is)\W*(?:{equation})?(-?\d+)", text,
+                       flags=re.IGNORECASE)
+    if stated:
+        return int(stated.group(1))
+    worked = re.search(rf"\b{equation}(-?\d+)", text)
+    if worked:
+        return int(worked.group(1))
+    if bare:                                  # a resposta começa pelo número, não por uma conta
+        first = re.match(r"\s*(-?\d+)(?!\d|\s*[-+*/x×=])", text)
+        return int(first.group(1)) if first else None
+    return None
+
+
+def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]]:
+    """``n`` somas ``(a, b)`` sorteadas com ``random.Random(seed)``: ``"duas casas"`` (a e b de 10 a
+    99) ou ``"uma casa"`` (de 1 a 9). As respostas são conhecidas: ``a + b``.
+    Ver Capítulo 4, seção 4.16.
+    """
+    import random
+
+    ranges = {"duas casas": (10, 99), "uma casa": (1, 9)}
+    if family not in ranges:
+        raise ValueError(f"família {family!r} desconhecida; use uma de {sorted(ranges)}.")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
+    low, high = ranges[family]
+    rng = random.Random(seed)
+    return [(rng.randint(low, high), rng.randint(low, high)) for _ in range(n)]
+
+
+def arithmetic_results() -> dict:
+    """As respostas do SmolLM2 às somas de ``arithmetic_items`` (direta, passo a passo e voto de 5
+    cadeias), gravadas por ``scripts/cot_contas.py`` em ``lncc_llm/dados/cot_contas.json``.
+    Ver Capítulo 4, seção 4.16.
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "dados" / "cot_contas.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 # ----------------------------------------------------------------------------- janela de contexto
 
 

@@ -159,7 +159,7 @@ def penalize_repetition(logits: torch.Tensor, previous_ids, penalty: float) -> t
     positivo é dividido por ``penalty`` e um negativo é multiplicado por ele: com ``penalty > 1``,
     os dois ficam menos prováveis. ``penalty = 1`` não muda nada. É a regra do
     ``RepetitionPenaltyLogitsProcessor`` do ``transformers``. Devolve uma cópia.
-    Ver Capítulo 4, seção 4.12.
+    Ver Capítulo 4, seção 4.13.
     """
     penalty = _check_penalty(penalty)
     if logits.dim() != 1:
@@ -226,7 +226,7 @@ def encode_prompt(tokenizer, prompt, chat: bool) -> list[int]:
     """Os ids de ``prompt`` (um texto, ou com ``chat=True`` um texto ou uma lista de mensagens que
     passa pelo template de chat), como ``generate`` os monta; erro em pt-BR para um prompt vazio.
 
-    Ver Capítulo 4, seção 4.12.
+    Ver Capítulo 4, seção 4.11.
     """
     if isinstance(prompt, str):
         if not prompt.strip():
@@ -300,7 +300,7 @@ def generate(
     antigos do prompt são descartados com um aviso (``on_overflow="truncate"``) ou
     a chamada é recusada (``on_overflow="error"``). ``return_probs=True`` guarda a
     distribuição usada em cada passo.
-    Ver Capítulo 4, seção 4.12.
+    Ver Capítulo 4, seção 4.11.
     """
     if (not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool)
             or max_new_tokens < 1):
@@ -395,7 +395,7 @@ def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
     """``n`` continuações sorteadas do mesmo prompt, geradas juntas num lote (com *KV cache*).
 
     Cada passo roda o modelo uma vez para as ``n`` linhas: os pesos são lidos uma vez por passo
-    para todas elas, em vez de uma vez por linha (Capítulo 4, seção 4.11.1). Os sorteios
+    para todas elas, em vez de uma vez por linha (Capítulo 4, seção 4.14.1). Os sorteios
     usam um ``torch.Generator`` da CPU semeado com ``seed``; com ``n = 1`` o resultado é o de
     ``generate(..., seed=seed)``. Uma linha que chega ao EOS para ali. Devolve os textos.
     Ver Capítulo 5, seção 5.6.
@@ -429,3 +429,57 @@ def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
             break
         step_input = torch.tensor([[t] for t in chosen], device=device)
     return [tokenizer.decode(row, skip_special_tokens=True) for row in new]
+
+
+def sample_batch(model, tokenizer, prompts, n: int = 1, max_new_tokens: int = 40,
+                 temperature: float = 1.0, top_k: int | None = None, top_p: float = 1.0,
+                 seed: int = 0, chat: bool = False) -> list[list[str]]:
+    """``n`` continuações sorteadas de **cada** prompt de ``prompts``, todas num lote só (com *KV
+    cache*).
+
+    Os prompts, de comprimentos diferentes, são preenchidos à esquerda; a máscara de atenção e as
+    posições (``position_ids``) fazem cada linha ver só o seu texto. Com um prompt só, o resultado é
+    o de ``sample_many(..., n=n, seed=seed)``. Devolve uma lista por prompt, com ``n`` textos.
+    Ver Capítulo 4, seção 4.16.
+    """
+    prompts = list(prompts)
+    if not prompts:
+        raise ValueError("A lista de prompts está vazia: passe ao menos um.")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
+    if (not isinstance(max_new_tokens, int) or isinstance(max_new_tokens, bool)
+            or max_new_tokens < 1):
+        raise ValueError(f"max_new_tokens deve ser um inteiro ≥ 1; recebi {max_new_tokens!r}.")
+    sampling_distribution(torch.zeros(2), temperature, top_k, top_p)   # confere os controles
+    rows = [encode_prompt(tokenizer, p, chat) for p in prompts for _ in range(n)]
+    longest = max(len(r) for r in rows)
+    if longest + max_new_tokens > context_window(model):
+        raise ValueError(f"O prompt mais longo ({longest} tokens) mais {max_new_tokens} novos não "
+                         "cabe na janela do modelo; encurte um dos dois.")
+    eos = tokenizer.eos_token_id
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
+    device = next(model.parameters()).device
+    mask = torch.tensor([[0] * (longest - len(r)) + [1] * len(r) for r in rows])
+    step_input = torch.tensor([[pad] * (longest - len(r)) + r for r in rows])
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    generator = torch.Generator(device="cpu").manual_seed(int(seed))
+    past, new, done = None, [[] for _ in rows], [False] * len(rows)
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            out = model(input_ids=step_input.to(device), attention_mask=mask.to(device),
+                        position_ids=positions.to(device), past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            logits = out.logits[:, -1].float().cpu()
+            probs = sampling_distribution(logits, temperature, top_k, top_p)
+            chosen = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
+            for row, token in enumerate(chosen):
+                if not done[row]:
+                    new[row].append(token)
+                    done[row] = eos is not None and token == eos
+            if all(done):
+                break
+            step_input = torch.tensor([[t] for t in chosen])
+            mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=mask.dtype)], dim=1)
+            positions = positions[:, -1:] + 1
+    texts = [tokenizer.decode(row, skip_special_tokens=True) for row in new]
+    return [texts[i * n:(i + 1) * n] for i in range(len(prompts))]

@@ -21,7 +21,7 @@ LIVRO = Path(__file__).resolve().parents[1] / "book"
 NOTEBOOKS = {"cap01": "cap01_introducao", "cap02": "cap02_nucleo_transformer",
              "cap02_atencao_camada": "cap02_atencao_camada",
              "cap03": "cap03_variacoes_modernas", "cap03_moe_bloco": "cap03_moe_bloco",
-             "cap04": "cap04_inferencia_causal",
+             "cap04": "cap04_inferencia_causal", "cap04_feixe_cache": "cap04_feixe_cache",
              "cap05": "cap05_prompting_icl", "cap06": "cap06_pretreinamento_otimizacao",
              "cap07": "cap07_treinamento_otimizacao", "cap08_alinhamento": "cap08_alinhamento",
              "cap08_avaliacao": "cap08_avaliacao", "cap09": "cap09_tendencias",

@@ -169,3 +169,26 @@ def test_moe_routing_draws_one_route_per_token_and_the_load():
     plt.close(fig)
     with pytest.raises(ValueError, match="mesmo número"):
         draw_moe_routing(["a"], probs, [1, 0, 1])
+
+
+def test_kv_cache_growth_draws_one_cell_per_head_and_position_and_the_formula():
+    from lncc_llm.diagrams import draw_kv_cache_growth
+
+    fig = draw_kv_cache_growth(n_layers=30, n_kv_heads=3, head_dim=64, n_prompt=5, n_new=3,
+                               bytes_per_value=4, measured={5: 5 * 46080, 8: 8 * 46080})
+    ax, ax2 = fig.axes
+    prefill = [p for p in ax.patches if p.get_gid() == "prefill"]
+    decode = [p for p in ax.patches if p.get_gid() == "decode"]
+    assert len(prefill) == 2 * 3 * 5 and len(decode) == 2 * 3 * 3      # K e V, 3 cabeças, 5 + 3 posições
+    assert min(p.get_x() for p in decode) == 5                            # o decode começa depois do prompt
+    (line,) = [ln for ln in ax2.lines if ln.get_gid() == "formula"]
+    xs, ys = line.get_data()
+    assert ys[1] * 2**10 == 2 * 30 * 3 * 64 * 4                          # 46 080 bytes por posição
+    assert list(xs) == list(range(9))
+    (points,) = [c for c in ax2.collections if c.get_gid() == "medido"]
+    assert points.get_offsets().tolist() == [[5, 5 * 45], [8, 8 * 45]]    # KiB
+    plt.close(fig)
+    with pytest.raises(ValueError, match="n_new"):
+        draw_kv_cache_growth(30, 3, 64, 5, -1)
+    with pytest.raises(ValueError, match="n_prompt"):
+        draw_kv_cache_growth(30, 3, 64, 0, 2)

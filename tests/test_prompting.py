@@ -200,3 +200,34 @@ def test_prompt_may_be_a_list_of_ids(decoder):
                         rel_tol=1e-9, abs_tol=1e-9)
     with pytest.raises(ValueError, match="use chat=False"):
         prompt_ids(tok, ids, chat=True)
+
+
+def test_read_sum_reads_the_stated_or_worked_answer_and_only_then_a_bare_number():
+    from lncc_llm.prompting import read_sum
+
+    assert read_sum("27 + 58 = 85. Final answer: 85", 27, 58) == 85
+    assert read_sum("The final answer is 27 + 58 = 85.", 27, 58) == 85      # a conta repetida é pulada
+    assert read_sum("So 27 + 58 = 124.", 27, 58) == 124
+    assert read_sum("58 + 27 = 85", 27, 58) is None                         # outra conta não vale
+    assert read_sum("The sum is large.", 27, 58) is None
+    assert read_sum("85", 27, 58) is None                                   # sem bare, um número solto não vale
+    assert read_sum("85", 27, 58, bare=True) == 85
+    assert read_sum(" 1,085.", 27, 58, bare=True) == 1085
+    assert read_sum("It is 85", 27, 58, bare=True) is None                  # só o começo do texto vale
+    assert read_sum("27 + 58 = 85, not 90", 27, 58, bare=True) == 85        # a conta vem antes do número solto
+    assert read_sum("27 + 31 is 58", 27, 58, bare=True) is None             # um número seguido de conta não é resposta
+    with pytest.raises(TypeError, match="str"):
+        read_sum(85, 27, 58)
+
+
+def test_arithmetic_items_are_seeded_and_in_range():
+    from lncc_llm.prompting import arithmetic_items
+
+    two = arithmetic_items("duas casas", 50, seed=0)
+    assert two == arithmetic_items("duas casas", 50, seed=0) != arithmetic_items("duas casas", 50, seed=1)
+    assert len(two) == 50 and all(10 <= a <= 99 and 10 <= b <= 99 for a, b in two)
+    assert all(1 <= a <= 9 and 1 <= b <= 9 for a, b in arithmetic_items("uma casa", 50))
+    with pytest.raises(ValueError, match="família"):
+        arithmetic_items("três casas", 5)
+    with pytest.raises(ValueError, match="n deve ser"):
+        arithmetic_items("uma casa", 0)

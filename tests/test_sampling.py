@@ -293,3 +293,36 @@ def test_sample_many_bad_input(decoder, kwargs, message):
     model, tok = decoder
     with pytest.raises(ValueError, match=message):
         sample_many(model, tok, PROMPT, **kwargs)
+
+
+def test_sample_batch_with_one_prompt_is_sample_many(decoder):
+    from lncc_llm.sampling import sample_batch, sample_many
+
+    model, tok = decoder
+    many = sample_many(model, tok, "The weather today is", n=3, max_new_tokens=8, temperature=0.9, seed=4)
+    (batch,) = sample_batch(model, tok, ["The weather today is"], n=3, max_new_tokens=8, temperature=0.9,
+                            seed=4)
+    assert batch == many
+
+
+def test_sample_batch_pads_on_the_left_without_leaking_into_the_rows(decoder):
+    """Prompts de comprimentos diferentes no mesmo lote: com top_k = 1 cada linha tem de dar a gulosa
+    dela sozinha, o que só acontece se a máscara e as posições ignorarem o preenchimento."""
+    from lncc_llm.sampling import sample_batch
+
+    model, tok = decoder
+    prompts = ["Hi", "The capital of France is a city called", "What is 2 + 2?"]
+    rows = sample_batch(model, tok, prompts, n=2, max_new_tokens=6, top_k=1, seed=0)
+    for prompt, texts in zip(prompts, rows):
+        alone = generate(model, tok, prompt, max_new_tokens=6, greedy=True).text
+        assert texts == [alone, alone], prompt
+
+
+def test_sample_batch_refuses_bad_input(decoder):
+    from lncc_llm.sampling import sample_batch
+
+    model, tok = decoder
+    with pytest.raises(ValueError, match="vazia"):
+        sample_batch(model, tok, [], n=2)
+    with pytest.raises(ValueError, match="n deve ser"):
+        sample_batch(model, tok, ["a"], n=0)

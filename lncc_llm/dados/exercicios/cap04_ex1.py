@@ -2,12 +2,10 @@ def generate_ids_k(prompt, n_new=20, temperature=1.0, top_k=None, top_p=1.0, see
     """generate_ids com top-k: só o trecho do sorteio muda."""
     rng = torch.Generator().manual_seed(seed)
     seq = tokenizer(prompt, return_tensors="pt")["input_ids"].to(device)
-    new, cache = [], None
+    new = []
     with torch.no_grad():
         for _ in range(n_new):
-            out = model(seq[:, -1:] if cache is not None else seq, past_key_values=cache, use_cache=True)
-            cache = out.past_key_values
-            z_t = out.logits[0, -1].double().cpu() / temperature
+            z_t = model(seq).logits[0, -1].double().cpu() / temperature
             if top_k is not None:                                    # o k-ésimo maior é o corte
                 z_t = z_t.masked_fill(z_t < torch.topk(z_t, top_k).values[-1], float("-inf"))
             probs = torch.softmax(z_t, dim=-1)
@@ -26,7 +24,8 @@ def generate_ids_k(prompt, n_new=20, temperature=1.0, top_k=None, top_p=1.0, see
 
 
 ours_k = generate_ids_k(prompt, n_new=20, temperature=0.8, top_k=20, top_p=0.9, seed=3)
-library_k = generate(model, tokenizer, prompt, max_new_tokens=20, temperature=0.8, top_k=20, top_p=0.9, seed=3)
+library_k = generate(model, tokenizer, prompt, max_new_tokens=20, temperature=0.8, top_k=20, top_p=0.9, seed=3,
+                     use_cache=False)
 check("generate_ids_k = generate(top_k=20, top_p=0,9), semente 3", ours_k, library_k.new_ids)
 for k in (None, 20):
     text = tokenizer.decode(generate_ids_k(prompt, n_new=30, temperature=1.5, top_k=k, seed=0))

@@ -7,7 +7,7 @@ def kv_cache_bytes(config, n_tokens, bytes_per_number=2):
     return 2 * config.num_hidden_layers * kv_heads * head_dim * n_tokens * bytes_per_number
 
 
-check("kv_cache_bytes(SmolLM2) = o cache real medido na seção 4.11", kv_cache_bytes(dc, n_prompt, 4), real)
+check("kv_cache_bytes(SmolLM2) = o cache real medido na seção 4.14", kv_cache_bytes(dc, n_prompt, 4), real)
 seven_b = {"atenção multi-cabeça (32 KV)": LlamaConfig(num_hidden_layers=32, num_attention_heads=32,
                                                         num_key_value_heads=32, hidden_size=4096),
            "GQA (8 KV)": LlamaConfig(num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8,
