@@ -231,3 +231,28 @@ def test_arithmetic_items_are_seeded_and_in_range():
         arithmetic_items("três casas", 5)
     with pytest.raises(ValueError, match="n deve ser"):
         arithmetic_items("uma casa", 0)
+
+
+def test_stored_arithmetic_answers_are_the_texts_read_and_a_rerun_agrees(decoder):
+    """lncc_llm/dados/cot_contas.json (scripts/cot_contas.py): as somas são as de arithmetic_items, as
+    respostas gravadas são a leitura dos textos gravados, e refazer o passo a passo guloso de 8 somas
+    lê a mesma resposta em quase todas (outra CPU pode virar um token perto de um empate)."""
+    from lncc_llm.finetuning import greedy_answers
+    from lncc_llm.prompting import arithmetic_items, arithmetic_results, majority_vote, read_sum
+
+    stored = arithmetic_results()
+    for family, rows in stored["familias"].items():
+        assert [(r["a"], r["b"]) for r in rows] == arithmetic_items(family, 50, seed=0)
+        for r in rows:
+            assert r["direto_resposta"] == read_sum(r["direto"], r["a"], r["b"], bare=True)
+            assert r["passo_resposta"] == read_sum(r["passo"], r["a"], r["b"])
+            assert len(r["cadeias"]) == stored["cadeias"] == 5
+            vote = majority_vote([read_sum(c, r["a"], r["b"]) for c in r["cadeias"]])
+            assert r["voto"] == (None if vote.label == "INDETERMINADO" else vote.label)
+    model, tok = decoder
+    rows = stored["familias"]["uma casa"][:8]
+    template = stored["prompts"]["passo a passo"]
+    again = greedy_answers(model, tok, [[{"role": "user", "content": template.format(a=r["a"], b=r["b"])}]
+                                        for r in rows], max_new_tokens=60)
+    same = sum(read_sum(t, r["a"], r["b"]) == r["passo_resposta"] for t, r in zip(again, rows))
+    assert same >= 7, same
