@@ -125,8 +125,9 @@ def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
 
     Aceita, nesta ordem, "final answer: N" ou "answer is N" (pulando a conta repetida, como em "the
     final answer is 27 + 58 = 85") e o resultado escrito logo depois da própria conta ("27 + 58 =
-    N"). Com ``bare=True`` (a resposta pedida é só o número), aceita por fim um texto que **começa**
-    pelo número, sem uma conta depois dele ("85", "85."). Vírgulas de milhar são ignoradas.
+    N", "27 + 58 equals N", "27 + 58 is N"). Com ``bare=True`` (a resposta pedida é só o número),
+    aceita por fim um texto que **começa** pelo número, sem uma conta depois dele ("85", "85.").
+    Vírgulas de milhar são ignoradas.
     Ver Capítulo 4, seção 4.16, e Capítulo 5, seção 5.6.
     """
     if not isinstance(text, str):
@@ -137,7 +138,7 @@ def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
                        flags=re.IGNORECASE)
     if stated:
         return int(stated.group(1))
-    worked = re.search(rf"\b{equation}(-?\d+)", text)
+    worked = re.search(rf"\b{a}\s*\+\s*{b}\s*(?:=|equals|is)\s*(-?\d+)", text, flags=re.IGNORECASE)
     if worked:
         return int(worked.group(1))
     if bare:                                  # a resposta começa pelo número, não por uma conta
@@ -147,8 +148,9 @@ def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
 
 
 def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]]:
-    """``n`` somas ``(a, b)`` sorteadas com ``random.Random(seed)``: ``"duas casas"`` (a e b de 10 a
-    99) ou ``"uma casa"`` (de 1 a 9). As respostas são conhecidas: ``a + b``.
+    """``n`` somas ``(a, b)`` diferentes, sorteadas sem reposição com ``random.Random(seed)``:
+    ``"duas casas"`` (a e b de 10 a 99) ou ``"uma casa"`` (de 1 a 9, 81 somas possíveis). As
+    respostas são conhecidas: ``a + b``.
     Ver Capítulo 4, seção 4.16.
     """
     import random
@@ -159,8 +161,11 @@ def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
     low, high = ranges[family]
-    rng = random.Random(seed)
-    return [(rng.randint(low, high), rng.randint(low, high)) for _ in range(n)]
+    pairs = [(a, b) for a in range(low, high + 1) for b in range(low, high + 1)]
+    if n > len(pairs):
+        raise ValueError(f"a família {family!r} tem só {len(pairs)} somas diferentes; "
+                         f"recebi n = {n}.")
+    return random.Random(seed).sample(pairs, n)           # sem reposição: n somas diferentes
 
 
 def arithmetic_results() -> dict:

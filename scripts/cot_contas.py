@@ -1,11 +1,12 @@
 """Resposta direta, "passo a passo" e voto da maioria em contas geradas por código: grava
 lncc_llm/dados/cot_contas.json.
 
-Duas famílias de 50 somas cada, sorteadas com random.Random(0): "duas casas" (a e b de 10 a 99) e
-"uma casa" (a e b de 1 a 9, a família fácil, onde um método pode funcionar a esta escala). Para cada
-soma, com o template de chat do SmolLM2-135M-Instruct:
+Duas famílias de 50 somas diferentes cada, sorteadas sem reposição com random.Random(0): "duas
+casas" (a e b de 10 a 99) e "uma casa" (a e b de 1 a 9, a família fácil, onde um método pode
+funcionar a esta escala). Para cada soma, com o template de chat do SmolLM2-135M-Instruct:
 
-- direto: "What is a + b? Answer with the number only.", guloso, 12 tokens;
+- direto: "What is a + b? Answer with the number only.", guloso, 60 tokens (o mesmo orçamento do
+  passo a passo: o modelo muitas vezes explica mesmo assim, e a resposta não pode ser cortada);
 - passo a passo: "What is a + b? Think step by step, then give the final answer.", guloso, 60
   tokens;
 - voto: 5 cadeias do mesmo prompt passo a passo, sorteadas com τ = 0,7 e top-p = 0,9 (60 tokens
@@ -46,7 +47,7 @@ def conversation(template, a, b):
 
 def run_family(model, tokenizer, items):
     direct = greedy_answers(model, tokenizer, [conversation(DIRECT, a, b) for a, b in items],
-                            max_new_tokens=12)
+                            max_new_tokens=60)
     steps = greedy_answers(model, tokenizer, [conversation(STEPS, a, b) for a, b in items],
                            max_new_tokens=60)
     chains = []

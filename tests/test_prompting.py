@@ -208,6 +208,8 @@ def test_read_sum_reads_the_stated_or_worked_answer_and_only_then_a_bare_number(
     assert read_sum("27 + 58 = 85. Final answer: 85", 27, 58) == 85
     assert read_sum("The final answer is 27 + 58 = 85.", 27, 58) == 85      # a conta repetida é pulada
     assert read_sum("So 27 + 58 = 124.", 27, 58) == 124
+    assert read_sum("we get 27 + 58 equals 85", 27, 58) == 85
+    assert read_sum("27 + 58 is 85.", 27, 58) == 85
     assert read_sum("58 + 27 = 85", 27, 58) is None                         # outra conta não vale
     assert read_sum("The sum is large.", 27, 58) is None
     assert read_sum("85", 27, 58) is None                                   # sem bare, um número solto não vale
@@ -225,8 +227,12 @@ def test_arithmetic_items_are_seeded_and_in_range():
 
     two = arithmetic_items("duas casas", 50, seed=0)
     assert two == arithmetic_items("duas casas", 50, seed=0) != arithmetic_items("duas casas", 50, seed=1)
-    assert len(two) == 50 and all(10 <= a <= 99 and 10 <= b <= 99 for a, b in two)
-    assert all(1 <= a <= 9 and 1 <= b <= 9 for a, b in arithmetic_items("uma casa", 50))
+    assert len(two) == len(set(two)) == 50 and all(10 <= a <= 99 and 10 <= b <= 99 for a, b in two)
+    one = arithmetic_items("uma casa", 50)
+    assert len(set(one)) == 50 and all(1 <= a <= 9 and 1 <= b <= 9 for a, b in one)   # sem reposição
+    assert sorted(arithmetic_items("uma casa", 81)) == [(a, b) for a in range(1, 10) for b in range(1, 10)]
+    with pytest.raises(ValueError, match="81 somas"):
+        arithmetic_items("uma casa", 82)
     with pytest.raises(ValueError, match="família"):
         arithmetic_items("três casas", 5)
     with pytest.raises(ValueError, match="n deve ser"):
