@@ -410,24 +410,40 @@ def sample_many(model, tokenizer, prompt, n: int, max_new_tokens: int = 40,
     if len(ids) + max_new_tokens > context_window(model):
         raise ValueError(f"O prompt ({len(ids)} tokens) mais {max_new_tokens} novos não cabe na "
                          "janela do modelo; encurte um dos dois.")
+    return _sample_rows(model, tokenizer, torch.tensor([ids] * n), max_new_tokens, temperature,
+                        top_k, top_p, seed)
+
+
+def _sample_rows(model, tokenizer, step_input, max_new_tokens, temperature, top_k, top_p, seed,
+                 mask=None, positions=None) -> list[str]:
+    """O laço de ``sample_many`` e ``sample_batch``: sorteia as linhas de ``step_input`` juntas, com
+    *KV cache* e um gerador da CPU semeado com ``seed``; com ``mask``/``positions`` (preenchimento à
+    esquerda), estende os dois a cada passo. Uma linha que chega ao EOS para ali."""
     generator = torch.Generator(device="cpu").manual_seed(int(seed))
     device = next(model.parameters()).device
     eos = tokenizer.eos_token_id
-    step_input = torch.tensor([ids] * n, device=device)
-    past, new = None, [[] for _ in range(n)]
-    done = [False] * n
-    for _ in range(max_new_tokens):
-        out = model(input_ids=step_input, past_key_values=past, use_cache=True)
-        past = out.past_key_values
-        probs = sampling_distribution(out.logits[:, -1].float().cpu(), temperature, top_k, top_p)
-        chosen = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
-        for row, token in enumerate(chosen):
-            if not done[row]:
-                new[row].append(token)
-                done[row] = eos is not None and token == eos
-        if all(done):
-            break
-        step_input = torch.tensor([[t] for t in chosen], device=device)
+    rows = step_input.shape[0]
+    past, new, done = None, [[] for _ in range(rows)], [False] * rows
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            extra = {} if mask is None else {"attention_mask": mask.to(device),
+                                              "position_ids": positions.to(device)}
+            out = model(input_ids=step_input.to(device), past_key_values=past, use_cache=True,
+                        **extra)
+            past = out.past_key_values
+            logits = out.logits[:, -1].float().cpu()
+            probs = sampling_distribution(logits, temperature, top_k, top_p)
+            chosen = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
+            for row, token in enumerate(chosen):
+                if not done[row]:
+                    new[row].append(token)
+                    done[row] = eos is not None and token == eos
+            if all(done):
+                break
+            step_input = torch.tensor([[t] for t in chosen])
+            if mask is not None:
+                mask = torch.cat([mask, torch.ones(rows, 1, dtype=mask.dtype)], dim=1)
+                positions = positions[:, -1:] + 1
     return [tokenizer.decode(row, skip_special_tokens=True) for row in new]
 
 
@@ -458,28 +474,9 @@ def sample_batch(model, tokenizer, prompts, n: int = 1, max_new_tokens: int = 40
                          "cabe na janela do modelo; encurte um dos dois.")
     eos = tokenizer.eos_token_id
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else eos
-    device = next(model.parameters()).device
     mask = torch.tensor([[0] * (longest - len(r)) + [1] * len(r) for r in rows])
     step_input = torch.tensor([[pad] * (longest - len(r)) + r for r in rows])
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    generator = torch.Generator(device="cpu").manual_seed(int(seed))
-    past, new, done = None, [[] for _ in rows], [False] * len(rows)
-    with torch.no_grad():
-        for _ in range(max_new_tokens):
-            out = model(input_ids=step_input.to(device), attention_mask=mask.to(device),
-                        position_ids=positions.to(device), past_key_values=past, use_cache=True)
-            past = out.past_key_values
-            logits = out.logits[:, -1].float().cpu()
-            probs = sampling_distribution(logits, temperature, top_k, top_p)
-            chosen = torch.multinomial(probs, 1, generator=generator)[:, 0].tolist()
-            for row, token in enumerate(chosen):
-                if not done[row]:
-                    new[row].append(token)
-                    done[row] = eos is not None and token == eos
-            if all(done):
-                break
-            step_input = torch.tensor([[t] for t in chosen])
-            mask = torch.cat([mask, torch.ones(len(rows), 1, dtype=mask.dtype)], dim=1)
-            positions = positions[:, -1:] + 1
-    texts = [tokenizer.decode(row, skip_special_tokens=True) for row in new]
+    texts = _sample_rows(model, tokenizer, step_input, max_new_tokens, temperature, top_k, top_p,
+                         seed, mask=mask, positions=positions)
     return [texts[i * n:(i + 1) * n] for i in range(len(prompts))]
