@@ -14,7 +14,7 @@ item, separadamente, e os ids concatenados). ``calibrated_margins`` subtrai a ma
 sem conteúdo ("N/A"), a calibração contextual de Zhao et al. (2021).
 
 Os dados (``lncc_llm/dados/icl.json``) foram escritos para o curso, em inglês e em português.
-Ver Capítulo 5, seção 5.4.
+Ver Capítulo 5, seção 5.3.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ LANGUAGES = ("en", "pt")
 class ICLSet:
     """Um conjunto de ICL: rótulos, formatos e os itens de avaliação e de exemplo.
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
 
     labels: tuple[str, str]
@@ -52,7 +52,7 @@ class ICLSet:
     def prompt(self, demos, text: str) -> str:
         """O prompt: os exemplos, cada um com o seu rótulo, e o item a classificar.
 
-        Ver Capítulo 5, seção 5.4.
+        Ver Capítulo 5, seção 5.3.
         """
         return "".join(self.block(d["text"], d["label"]) for d in demos) + self.block(text)
 
@@ -60,7 +60,7 @@ class ICLSet:
 def icl_set(lang: str = "en") -> ICLSet:
     """O conjunto de ICL do curso em ``"en"`` ou ``"pt"`` (48 itens de avaliação, 16 de exemplo).
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     if lang not in LANGUAGES:
         raise ValueError(f"Língua {lang!r} desconhecida: use 'en' ou 'pt'.")
@@ -75,7 +75,7 @@ def relabel(data: ICLSet, mapping: dict[str, str]) -> ICLSet:
 
     Com nomes sem relação com a tarefa (``{"negative": "bar", "positive": "foo"}``), o modelo só
     pode saber qual é qual pelos exemplos do prompt.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     if set(mapping) != set(data.labels) or len(set(mapping.values())) != len(data.labels):
         raise ValueError("mapping deve dar um nome novo e distinto a cada rótulo de "
@@ -89,7 +89,7 @@ def draw_demos(data: ICLSet, k: int, seed: int) -> list[dict]:
     """Sorteia k exemplos do conjunto de exemplos (metade de cada rótulo quando k é par), em ordem
     embaralhada; a mesma semente dá o mesmo sorteio.
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= len(data.demo_items):
         raise ValueError(f"k deve ser um inteiro entre 0 e {len(data.demo_items)}; recebi {k!r}.")
@@ -107,7 +107,7 @@ def prompt_ids(tokenizer, data: ICLSet, demos, text: str | None) -> list[int]:
     """Os ids do prompt, tokenizado bloco a bloco: cada exemplo e, se ``text`` não é ``None``, o
     item.
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     blocks = [data.block(d["text"], d["label"]) for d in demos]
     if text is not None:
@@ -127,7 +127,7 @@ def label_margins(model, tokenizer, data: ICLSet, demos, texts,
 
     O prefixo com os exemplos passa pelo modelo uma vez; o seu *KV cache* é copiado para cada lote
     de itens. Rótulos de vários tokens somam as log-probabilidades dos seus tokens.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     texts = list(texts)
     if not texts:
@@ -191,7 +191,7 @@ class KShotPoint:
     ``bias`` é a margem da entrada sem conteúdo ("N/A") com os mesmos exemplos, e
     ``calibrated_accuracy`` a acurácia com o limiar em ``bias`` em vez de 0 (Zhao et al., 2021).
     ``demos`` são os exemplos sorteados, na ordem em que entraram no prompt.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
 
     k: int
@@ -209,7 +209,7 @@ def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int =
     """Acurácia e AUC para cada k e cada sorteio de exemplos (k = 0 tem um sorteio só), e a
     acurácia calibrada pela entrada sem conteúdo, pontuada no mesmo lote.
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     from .evaluation import auroc
 
@@ -238,7 +238,7 @@ def calibrated_margins(model, tokenizer, data: ICLSet, demos, texts) -> tuple[to
 
     Se o prompt puxa para um rótulo mesmo sem texto, essa margem mede o viés; subtraí-la é a
     calibração contextual de Zhao et al. (2021). Devolve ``(margens calibradas, margem do "N/A")``.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     bias = float(label_margins(model, tokenizer, data, demos, [data.content_free])[0])
     return label_margins(model, tokenizer, data, demos, texts) - bias, bias

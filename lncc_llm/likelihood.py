@@ -34,7 +34,7 @@ def prompt_ids(tokenizer, prompt, chat: bool = False) -> list[int]:
 
     ``prompt`` também pode ser uma lista de ids já tokenizados (por exemplo, cortados
     para uma janela com ``truncate_ids``): ela é usada como está.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     if _is_ids(prompt):
         if chat:
@@ -137,7 +137,7 @@ def sequence_logprob(model, tokenizer, prompt, completion, chat: bool = False) -
     passagem para frente sobre prompt + continuação; a posição ``t`` dos logits prevê o token
     ``t + 1``. Completações mais longas somam mais termos negativos: compare textos de tamanhos
     parecidos, ou normalize (``acc_norm`` divide pelo número de caracteres).
-    Ver Capítulo 5, seção 5.4, e Capítulo 8, seções 8.2 e 8.4.
+    Ver Capítulo 5, seção 5.3, e Capítulo 8, seções 8.2 e 8.4.
     """
     return sequence_logprobs(model, tokenizer, [prompt], [completion], chat=chat)[0]
 

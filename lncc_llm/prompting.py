@@ -43,7 +43,7 @@ def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> f
     O rótulo é tokenizado sozinho (sem tokens especiais) e colado depois dos ids do
     prompt. Rótulos com mais tokens somam mais termos negativos: compare rótulos de
     tamanhos parecidos ou olhe também a média por token.
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     if not isinstance(label, str) or not label:
         raise ValueError(f"O rótulo deve ser um texto não vazio; recebi {label!r}.")
@@ -53,7 +53,7 @@ def label_logprob(model, tokenizer, prompt, label: str, chat: bool = False) -> f
 def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[str, float]:
     """``{rótulo: log p(rótulo | prompt)}`` para cada rótulo candidato (uma passagem por rótulo).
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     labels = list(labels)
     if len(labels) < 2:
@@ -64,7 +64,7 @@ def score_labels(model, tokenizer, prompt, labels, chat: bool = False) -> dict[s
 def classify(model, tokenizer, prompt, labels, chat: bool = False) -> tuple[str, dict[str, float]]:
     """O rótulo de maior log-probabilidade e o dicionário de escores.
 
-    Ver Capítulo 5, seção 5.4.
+    Ver Capítulo 5, seção 5.3.
     """
     scores = score_labels(model, tokenizer, prompt, labels, chat=chat)
     return max(scores, key=scores.get), scores
@@ -79,8 +79,9 @@ def parse_label(text: str, aliases: dict[str, tuple[str, ...]] | None = None) ->
 
     Procura cada grafia de ``aliases`` (padrão: ``SENTIMENT_ALIASES``) como palavra
     inteira, sem diferenciar maiúsculas. "NEGATIVO." vira ``"NEGATIVO"``; "POSITIVO
-    ou NEGATIVO" é ambígua e vira ``None``, assim como um texto sem rótulo.
-    Ver Capítulo 5, seção 5.4.
+    ou NEGATIVO" é ambígua e vira ``None``, assim como um texto sem rótulo. Ele procura palavras e
+    não entende a frase: "não é POSITIVO" vira ``"POSITIVO"``.
+    Ver Capítulo 5, seção 5.3.
     """
     aliases = SENTIMENT_ALIASES if aliases is None else aliases
     found = set()
@@ -128,7 +129,7 @@ def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
     N", "27 + 58 equals N", "27 + 58 is N"). Com ``bare=True`` (a resposta pedida é só o número),
     aceita por fim um texto que **começa** pelo número, sem uma conta depois dele ("85", "85.").
     Vírgulas de milhar são ignoradas.
-    Ver Capítulo 4, seção 4.16, e Capítulo 5, seção 5.6.
+    Ver Capítulo 5, seção 5.6.
     """
     if not isinstance(text, str):
         raise TypeError(f"read_sum lê um texto (str); recebi {type(text).__name__}.")
@@ -151,7 +152,7 @@ def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]
     """``n`` somas ``(a, b)`` diferentes, sorteadas sem reposição com ``random.Random(seed)``:
     ``"duas casas"`` (a e b de 10 a 99) ou ``"uma casa"`` (de 1 a 9, 81 somas possíveis). As
     respostas são conhecidas: ``a + b``.
-    Ver Capítulo 4, seção 4.16.
+    Ver Capítulo 5, seção 5.6.1.
     """
     import random
 
@@ -171,7 +172,7 @@ def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]
 def arithmetic_results() -> dict:
     """As respostas do SmolLM2 às somas de ``arithmetic_items`` (direta, passo a passo e voto de 5
     cadeias), gravadas por ``scripts/cot_contas.py`` em ``lncc_llm/dados/cot_contas.json``.
-    Ver Capítulo 4, seção 4.16.
+    Ver Capítulo 5, seção 5.6.1.
     """
     import json
     from pathlib import Path

@@ -456,7 +456,7 @@ def sample_batch(model, tokenizer, prompts, n: int = 1, max_new_tokens: int = 40
     Os prompts, de comprimentos diferentes, são preenchidos à esquerda; a máscara de atenção e as
     posições (``position_ids``) fazem cada linha ver só o seu texto. Com um prompt só, o resultado é
     o de ``sample_many(..., n=n, seed=seed)``. Devolve uma lista por prompt, com ``n`` textos.
-    Ver Capítulo 4, seção 4.16.
+    Ver Capítulo 5, seção 5.6.1.
     """
     prompts = list(prompts)
     if not prompts:

@@ -103,6 +103,13 @@ def test_parse_label(text, expected):
     assert parse_label(text) == expected
 
 
+def test_parse_label_nao_entende_negacao():
+    """Limite documentado: o leitor procura palavras, não entende a frase. "não é POSITIVO" vira POSITIVO;
+    quem usa parse_label num texto livre precisa saber disso (a docstring diz)."""
+    assert parse_label("não é POSITIVO") == "POSITIVO"
+    assert parse_label("não é POSITIVO, é NEGATIVO") is None       # com os dois rótulos, fica ambígua
+
+
 def test_parse_label_with_custom_aliases():
     aliases = {"SIM": ("sim", "yes"), "NAO": ("não", "no")}
     assert parse_label("Yes!", aliases) == "SIM"
@@ -210,7 +217,9 @@ def test_read_sum_reads_the_stated_or_worked_answer_and_only_then_a_bare_number(
     assert read_sum("So 27 + 58 = 124.", 27, 58) == 124
     assert read_sum("we get 27 + 58 equals 85", 27, 58) == 85
     assert read_sum("27 + 58 is 85.", 27, 58) == 85
-    assert read_sum("58 + 27 = 85", 27, 58) is None                         # outra conta não vale
+    # a ordem trocada não é lida, de propósito: aceitá-la leria passos intermediários como resultado, e o
+    # extrator prefere não ler a ler errado (Capítulo 5, seção 5.6)
+    assert read_sum("58 + 27 = 85", 27, 58) is None
     assert read_sum("The sum is large.", 27, 58) is None
     assert read_sum("85", 27, 58) is None                                   # sem bare, um número solto não vale
     assert read_sum("85", 27, 58, bare=True) == 85
