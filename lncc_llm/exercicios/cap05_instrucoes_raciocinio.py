@@ -9,8 +9,10 @@ from .nucleo import ErroComum, Exercicio
 NOTEBOOK = "cap05_instrucoes_raciocinio"
 # O modelo, as 48 críticas e as respostas com o prompt de sistema padrão (seção 5.5.1), o extrator `read_sum`
 # (seção 5.6; da célula, só as definições, sem as gerações) e o prompt do cofre (seção 5.7.1).
+# Da seção 5.5.1, só a medida com o sistema padrão (a da tarefa não entra nos exercícios).
 _contexto = celulas_do_notebook(NOTEBOOK, (
-    "cap05b-setup", "cap05b-imports", "cap05b-medida", "cap05b-sistema-codigo", "2e4673f7", "b85fcd2c"),
+    "cap05b-setup", "cap05b-imports", "cap05b-medida", "2e4673f7", "b85fcd2c"),
+    extra='system_runs = {"sistema padrão": measure("sistema padrão", TASK)}\n',
     definicoes=("2e4673f7",))
 
 
