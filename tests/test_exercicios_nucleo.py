@@ -97,3 +97,21 @@ def test_progresso_local_ligado_desligado(tmp_path, monkeypatch):
                 m.setenv(k, v)
             registro.registrar("cap00.ex7", "correto")
         assert not (tmp_path / "progresso.json").exists()
+
+
+def test_contexto_nao_deixa_o_gradiente_desligado(tmp_path, monkeypatch):
+    """Uma célula da lição com `torch.set_grad_enabled(False)` (o Apêndice B tem uma) roda no processo dos
+    testes; depois de montar o contexto, o gradiente volta a como estava, ou os testes de treino seguintes
+    no mesmo worker falham com "does not require grad"."""
+    import torch
+
+    from lncc_llm.exercicios import contexto
+
+    caderno = {"cells": [{"cell_type": "code", "id": "desliga", "metadata": {}, "outputs": [],
+                          "source": ["import torch\n", "torch.set_grad_enabled(False)\n", "x = 1\n"]}]}
+    (tmp_path / "falso.ipynb").write_text(json.dumps(caderno), encoding="utf-8")
+    monkeypatch.setattr(contexto, "LIVRO", tmp_path)
+    assert torch.is_grad_enabled()
+    ns = contexto.celulas_do_notebook("falso", ("desliga",))()
+    assert ns["x"] == 1
+    assert torch.is_grad_enabled()

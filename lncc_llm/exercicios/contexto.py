@@ -51,11 +51,17 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
             ns: dict = {"__name__": "__contexto_do_exercicio__", "display": display}
             fontes = [_so_definicoes("".join(por_id[i]["source"])) if i in definicoes
                       else "".join(por_id[i]["source"]) for i in ids] + ([extra] if extra else [])
-            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for n, fonte in enumerate(fontes):
-                    linhas = [ln for ln in fonte.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-                    exec(compile("\n".join(linhas), f"{notebook}[{n}]", "exec"), ns)
+            import torch
+
+            gradiente = torch.is_grad_enabled()   # uma célula como `torch.set_grad_enabled(False)` (Apêndice B)
+            try:                                  # não pode desligar o gradiente do processo inteiro
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    for n, fonte in enumerate(fontes):
+                        linhas = [ln for ln in fonte.splitlines() if not ln.lstrip().startswith(("%", "!"))]
+                        exec(compile("\n".join(linhas), f"{notebook}[{n}]", "exec"), ns)
+            finally:
+                torch.set_grad_enabled(gradiente)
             plt.close("all")
             _CACHE[chave] = ns
         return dict(_CACHE[chave])
