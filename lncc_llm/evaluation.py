@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from .likelihood import left_padded_batch, sequence_logprobs
+from .likelihood import last_token_logits, sequence_logprobs
 
 MC_TASK_FILE = Path(__file__).with_name("dados") / "fatos_mc.json"
 MC_TASK_NAME = "lncc_fatos"
@@ -197,12 +197,7 @@ def judge_batch(model, tokenizer, triples, template="padrao") -> list[Verdict]:
     for triple in triples:
         _check_triple(triple)
     prompts = [_judge_prompt(tokenizer, tpl, *t) for t in triples]
-    batch = left_padded_batch(tokenizer, prompts)   # o último token de cada linha prevê o rótulo
-    device = next(model.parameters()).device
-    mask = batch["attention_mask"]
-    positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
-    logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
-                   position_ids=positions.to(device), logits_to_keep=1).logits[:, -1].double().cpu()
+    logits = last_token_logits(model, tokenizer, prompts).double()   # o último token prevê o rótulo
     probs = torch.softmax(logits, dim=-1)
     verdicts = []
     for row, p in zip(logits, probs):

@@ -156,3 +156,19 @@ def left_padded_batch(tokenizer, texts) -> dict:
         return tokenizer(list(texts), return_tensors="pt", padding=True, add_special_tokens=False)
     finally:
         tokenizer.padding_side = side
+
+
+@torch.no_grad()
+def last_token_logits(model, tokenizer, texts) -> torch.Tensor:
+    """Os logits do próximo token depois de cada texto, ``[len(texts), |V|]`` em float32 na CPU,
+    numa passagem em lote (preenchimento à esquerda, posições contadas só nos tokens reais).
+
+    Ver Capítulo 5, seção 5.5.2, e Capítulo 8, seção 8.4.
+    """
+    batch = left_padded_batch(tokenizer, texts)
+    device = next(model.parameters()).device
+    mask = batch["attention_mask"]
+    positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    return model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
+                 position_ids=positions.to(device), logits_to_keep=1).logits[:, -1].float().cpu()
+

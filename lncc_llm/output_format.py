@@ -66,24 +66,11 @@ def first_token_margins(model, tokenizer, conversations, labels) -> torch.Tensor
     conversations = list(conversations)
     if not conversations:
         raise ValueError("A lista de conversas está vazia: passe ao menos uma lista de mensagens.")
-    ids = []
-    for label in labels:
-        pieces = tokenizer(label, add_special_tokens=False)["input_ids"]
-        if len(pieces) != 1:
-            raise ValueError(f"O rótulo {label!r} vira {len(pieces)} tokens neste tokenizador; a "
-                             "margem do primeiro token só vale para rótulos de um token (pontue os "
-                             "outros com lncc_llm.prompting.score_labels).")
-        ids.append(pieces[0])
-    from .likelihood import left_padded_batch
+    from .evaluation import label_token_ids
+    from .likelihood import last_token_logits
 
+    ids = label_token_ids(tokenizer, labels)   # erro em pt-BR se um rótulo tiver vários tokens
     texts = [tokenizer.apply_chat_template(list(m), add_generation_prompt=True, tokenize=False)
              for m in conversations]
-    batch = left_padded_batch(tokenizer, texts)
-    device = next(model.parameters()).device
-    mask = batch["attention_mask"]
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)   # o preenchimento não desloca as posições
-    with torch.no_grad():
-        logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
-                       position_ids=positions.to(device)).logits[:, -1].float()
-    logp = torch.log_softmax(logits, dim=-1).cpu()
+    logp = torch.log_softmax(last_token_logits(model, tokenizer, texts), dim=-1)
     return logp[:, ids[1]] - logp[:, ids[0]]
