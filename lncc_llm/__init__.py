@@ -10,7 +10,8 @@ offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível),
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``style`` (o
 conjunto de estilo e o escore de voz), ``trainers`` (a configuração dos treinadores do trl na
 CPU), ``finetuning`` (SFT, LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma
-continuação), ``decode_speed`` (o teto do *decode*: largura de banda e bytes por token),
+continuação), ``decode_speed`` (o teto do *decode*: largura de banda e bytes por token), ``activations``
+(a memória de ativações de um passo de treino, medida e prevista),
 ``alignment`` (DPO,
 REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de
@@ -24,6 +25,8 @@ import importlib.util
 # Importação preguiçosa (PEP 562): ``from lncc_llm import check`` carrega só o módulo dele, e
 # ``import lncc_llm.exercicios`` não puxa o torch (os exercícios conferem respostas sem ele).
 _ONDE = {
+    "activation_model": "activations",
+    "saved_activation_bytes": "activations",
     "dpo_loss": "alignment",
     "grpo_advantages": "alignment",
     "reinforce": "alignment",
@@ -205,6 +208,8 @@ __all__ = [
     "load_decoder_quantized",
     "model_bytes",
     "training_memory",
+    "activation_model",
+    "saved_activation_bytes",
     "perplexity",
     "text_perplexity",
 ]

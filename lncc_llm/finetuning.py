@@ -26,10 +26,11 @@ METHODS = {
              "lineares",
 }
 
-#: Taxas de aprendizado do Capítulo 7 (seção 7.10), escolhidas por ``scripts/varredura_lr.py``:
-#: para o SFT, a taxa usual de ajuste completo; para o LoRA, a taxa da grade cuja perda de
-#: validação no fim do treino fica mais perto da do SFT (braços comparáveis pela perda, não pela
-#: taxa). O QLoRA usa a mesma taxa do LoRA, para que a única diferença seja a base.
+#: Taxas de aprendizado do Capítulo 7 (seções 7.10 e 7.11): para o SFT, a taxa usual de ajuste
+#: completo; para o LoRA, a taxa da grade de ``scripts/varredura_lr.py`` cuja perda de validação no
+#: fim do treino fica mais perto da do SFT (braços comparáveis pela perda, não pela taxa); para o
+#: QLoRA, a de menor perda de validação média em 3 sementes numa grade própria
+#: (``scripts/comparacao_metodos.py``), que coincide com a do LoRA.
 DEFAULT_LEARNING_RATES = {"sft": 5e-5, "lora": 2e-3, "qlora": 2e-3}
 
 # --------------------------------------------------------------------------- medir durante o treino

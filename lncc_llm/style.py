@@ -148,3 +148,48 @@ def style_score(text: str) -> float:
     counts = style_counts(text)
     total = counts["cientifico"] + counts["casual"]
     return 0.0 if total == 0 else (counts["cientifico"] - counts["casual"]) / total
+
+
+OPENERS: dict[str, str] = dict(_data()["aberturas"])
+
+
+def strip_opener(text: str, voice: str) -> str:
+    """A resposta sem a abertura fixa da voz ("In technical terms, " ou "Hey! "), com a primeira
+    letra maiúscula.
+
+    Ver Capítulo 7, seção 7.11.
+    """
+    opener = OPENERS[_check_voice(voice)]
+    if not text.startswith(opener):
+        raise ValueError(f"A resposta não começa com a abertura da voz {voice!r} ({opener!r}): "
+                         f"{text[:40]!r}.")
+    body = text[len(opener):]
+    return body[:1].upper() + body[1:]
+
+
+def voice_margins(model, tokenizer, split: str = "validacao", without_opener: bool = False
+                  ) -> list[tuple[str, str, float]]:
+    """A margem de voz de cada pergunta de ``split`` em cada voz: ``(pergunta, voz, margem)``.
+
+    Com o sistema da voz pedida, margem = log π(resposta escrita nessa voz) − log π(resposta escrita
+    na outra voz), em nats (``likelihood.sequence_logprobs``, pelo template de chat). Positiva: o
+    modelo prefere a voz pedida. É contínua (não satura como o acerto de voz) e é a mesma diferença
+    de log-probabilidades que a margem do DPO usa (Capítulo 8). ``without_opener=True`` tira as
+    aberturas fixas das duas respostas: sobra o quanto o corpo da resposta carrega a voz.
+    Ver Capítulo 7, seção 7.11.
+    """
+    from .likelihood import sequence_logprobs
+
+    other = {"cientifico": "casual", "casual": "cientifico"}
+    prompts, completions, keys = [], [], []
+    for question, scientific, casual in style_questions(split):
+        written = {"cientifico": scientific, "casual": casual}
+        if without_opener:
+            written = {v: strip_opener(t, v) for v, t in written.items()}
+        for voice in VOICES:
+            for answer in (written[voice], written[other[voice]]):
+                prompts.append(conversation(question, voice))
+                completions.append([{"role": "assistant", "content": answer}])
+            keys.append((question, voice))
+    logps = sequence_logprobs(model, tokenizer, prompts, completions, chat=True)
+    return [(q, v, logps[2 * i] - logps[2 * i + 1]) for i, (q, v) in enumerate(keys)]

@@ -65,3 +65,36 @@ def test_bad_inputs_raise_portuguese_errors():
         st.conversation("What is El Niño?", "pirata")
     with pytest.raises(TypeError, match="texto"):
         st.style_matches(None)
+
+
+def test_strip_opener_removes_each_voice_opening():
+    for r in st.style_rows(split="validacao"):
+        body = st.strip_opener(r["completion"][0]["content"], r["voz"])
+        assert not body.startswith(st.OPENERS[r["voz"]]) and body[0].isupper()
+    with pytest.raises(ValueError, match="não começa com a abertura"):
+        st.strip_opener("Hey! hello", "cientifico")
+
+
+def test_voice_margins_are_the_difference_of_two_sequence_logprobs():
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    from lncc_llm.likelihood import sequence_logprob
+    from lncc_llm.models import ensure_decoder_cache
+
+    tokenizer = AutoTokenizer.from_pretrained(ensure_decoder_cache())
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                                         max_position_embeddings=256)).eval()
+    margins = st.voice_margins(model, tokenizer)
+    assert [(q, v) for q, v, _ in margins] == [(q, v) for q, _, _ in st.style_questions("validacao")
+                                               for v in st.VOICES]
+    question, scientific, casual = st.style_questions("validacao")[1]
+    prompt = st.conversation(question, "casual")
+    by_hand = (sequence_logprob(model, tokenizer, prompt, [{"role": "assistant", "content": casual}], chat=True)
+               - sequence_logprob(model, tokenizer, prompt, [{"role": "assistant", "content": scientific}],
+                                  chat=True))
+    assert margins[3][2] == pytest.approx(by_hand, abs=1e-6)
+    bare = st.voice_margins(model, tokenizer, without_opener=True)
+    assert all(abs(a[2] - b[2]) > 1e-6 for a, b in zip(margins, bare))   # as aberturas mudam a margem
