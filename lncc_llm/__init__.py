@@ -27,6 +27,7 @@ import importlib.util
 _ONDE = {
     "activation_model": "activations",
     "saved_activation_bytes": "activations",
+    "step_peak": "activations",
     "dpo_loss": "alignment",
     "grpo_advantages": "alignment",
     "reinforce": "alignment",
@@ -210,6 +211,7 @@ __all__ = [
     "training_memory",
     "activation_model",
     "saved_activation_bytes",
+    "step_peak",
     "perplexity",
     "text_perplexity",
 ]
