@@ -214,7 +214,7 @@ def quiet_datasets(quiet: bool = True):
     Elas aparecem mesmo com ``disable_tqdm=True`` nos treinadores e, num kernel, viram *widgets* que
     o nbval veria como saída. Com ``quiet=False`` o bloco não muda nada (no JupyterLab as barras
     ficam).
-    Ver Capítulo 7, seção 7.9, e Capítulo 8, seção 8.4.
+    Ver Capítulo 7, seções 7.6 e 7.9, e Capítulo 8, seção 8.4.
     """
     if not quiet:
         yield

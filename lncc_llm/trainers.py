@@ -36,7 +36,7 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     pasta temporária: o ``Trainer`` cria a pasta mesmo sem salvar nada, e ela não deve cair no
     repositório. Qualquer campo pode ser trocado em ``overrides`` (por exemplo
     ``use_cpu=False, bf16=True`` numa GPU).
-    Ver Capítulo 7, seção 7.9, e Capítulo 8, seções 8.2 e 8.3.
+    Ver Capítulo 7, seções 7.6 e 7.9, e Capítulo 8, seções 8.2 e 8.3.
     """
     silence_library_noise()
     import trl
@@ -82,7 +82,7 @@ def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None
     ``PrinterCallback`` sai (senão cada dicionário de log vai para o stdout) e as barras
     "Tokenizing…" do ``datasets`` ficam caladas; no JupyterLab a barra do treino aparece.
     ``kwargs`` vão para o construtor (por exemplo ``reward_funcs`` no GRPO).
-    Ver Capítulo 7, seção 7.9, e Capítulo 8.
+    Ver Capítulo 7, seções 7.6 e 7.9, e Capítulo 8.
     """
     if trainer not in TRAINERS:
         raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: "

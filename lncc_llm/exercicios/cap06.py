@@ -116,12 +116,27 @@ saved = ____        # MiB economizados: nf4 simples − nf4 com quantização du
 
 # ---------------------------------------------------------------- exercício 3: qual placa?
 _contexto_ex3 = celulas_do_notebook(NOTEBOOK, _CONFIGURACAO, extra='''
+from transformers import LlamaConfig
+
+from lncc_llm import activation_model
+
 methods = {"full": "completo", "lora": "LoRA", "qlora": "QLoRA"}   # da seção 6.7
+architectures = {"Llama-2-7B": LlamaConfig()}                      # da seção 6.6
 ''')
 
 _NF4_DUPLA = (4 + 8 / 64 + 32 / (64 * 256)) / 8   # bytes por peso: índice de 4 bits, absmax de 8 bits a cada
                                                   # 64 pesos e uma constante fp32 a cada 64 · 256
 _ADAPTADORES = 0.01 * (4 + 4 + 8)                 # 1 % treinável em fp32: peso, gradiente e os dois momentos
+_PLACA = 24e9
+
+
+def _reserva(bytes_por_valor: int = 2, normas_treinam: bool = False) -> float:
+    """As ativações do Llama-2-7B numa sequência de 1 024 tokens, contadas à parte de ``activation_model``:
+    por camada e por token, as normas (4d, ou 6d se os pesos delas treinam), q, k e v (3d, sem GQA), a saída
+    da atenção e a entrada de o_proj (2d) e a MLP SwiGLU (4 · d_ffn); na cabeça, a log-softmax (|V|)."""
+    d, ffn, camadas, vocab, tokens = 4096, 11008, 32, 32000, 1024
+    por_camada = (6 if normas_treinam else 4) * d + 3 * d + 2 * d + 4 * ffn
+    return (camadas * por_camada + vocab) * tokens * bytes_por_valor
 
 
 def _maiores(orcamento: float, passo_a_mais: int = 0) -> dict:
@@ -133,22 +148,28 @@ def _maiores(orcamento: float, passo_a_mais: int = 0) -> dict:
 ex3 = Exercicio(
     "cap06.ex3", "o maior modelo que cabe numa RTX 4090", ("largest",),
     dicas=(
-        "O orçamento é o que sobra da placa depois da reserva para as ativações, em GB decimais "
-        "(10⁹ bytes), a unidade de `training_memory` e das placas.",
+        "A reserva é `activation_model(architectures[\"Llama-2-7B\"], 1024, bytes_per_value=2, "
+        "trainable_norms=False)[\"total\"]`, em bytes; o orçamento é o que sobra dos 24 GB decimais (10⁹ bytes), "
+        "a unidade de `training_memory` e das placas.",
         "Percorra b = 1, 2, 3, … e guarde o maior b com `training_memory(b * 1e9, método)[\"total\"]` dentro do "
         "orçamento; os padrões de `training_memory` já são 1 % treinável e tudo quantizável.",
         "Por parâmetro, o LoRA gasta 2 bytes de base bf16 mais 1 % × 16 bytes de adaptadores; o QLoRA, cerca "
         "de 0,52 byte de base mais os mesmos 0,16.",
     ),
-    esperado=lambda ns: {"largest": _maiores(0.7 * 24e9)},
+    esperado=lambda ns: {"largest": _maiores(_PLACA - _reserva())},
     erros_comuns=(
-        ErroComum("faltou a reserva: 30 % da placa ficam para as ativações, e o orçamento é 0,7 × 24 GB.",
-                  lambda ns: {"largest": _maiores(24e9)}),
+        ErroComum("faltou a reserva: as ativações de uma sequência de 1 024 tokens saem da placa antes dos pesos.",
+                  lambda ns: {"largest": _maiores(_PLACA)}),
+        ErroComum("a reserva foi contada em fp32 (4 bytes por valor); o treino na GPU guarda as ativações em bf16: "
+                  "`bytes_per_value=2`.", lambda ns: {"largest": _maiores(_PLACA - _reserva(bytes_por_valor=4))}),
+        ErroComum("a reserva contou as normas como treináveis; no LoRA e no QLoRA elas ficam congeladas "
+                  "(`trainable_norms=False`) e guardam menos.",
+                  lambda ns: {"largest": _maiores(_PLACA - _reserva(normas_treinam=True))}),
         ErroComum("o orçamento está em GiB (2³⁰ bytes); a placa tem 24 GB decimais (10⁹ bytes), como "
                   "`training_memory` conta.",
-                  lambda ns: {"largest": _maiores(0.7 * 24 * 2**30)}),
+                  lambda ns: {"largest": _maiores(24 * 2**30 - _reserva())}),
         ErroComum("esses são os primeiros tamanhos que já não cabem: pede-se o maior que cabe.",
-                  lambda ns: {"largest": _maiores(0.7 * 24e9, passo_a_mais=1)}),
+                  lambda ns: {"largest": _maiores(_PLACA - _reserva(), passo_a_mais=1)}),
     ),
     inicio="""
 largest = ____      # {"lora": ..., "qlora": ...}: o maior modelo que cabe, em bilhões de parâmetros (inteiros)
