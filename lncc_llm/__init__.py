@@ -10,8 +10,8 @@ offline), ``corpus`` (Shakespeare offline), ``training`` (treino reprodutível),
 (o decodificador em bf16, int8, nf4 e fp4 na CPU, com bytes e erros medidos), ``style`` (o
 conjunto de estilo e o escore de voz), ``trainers`` (a configuração dos treinadores do trl na
 CPU), ``finetuning`` (SFT, LoRA e QLoRA com o trl na CPU), ``likelihood`` (log p de uma
-continuação), ``decode_speed`` (o teto do *decode*: largura de banda e bytes por token), ``activations``
-(a memória de ativações de um passo de treino, medida e prevista),
+continuação), ``decode_speed`` (o teto do *decode*: largura de banda e bytes por token),
+``activations`` (a memória de ativações de um passo de treino, medida e prevista),
 ``alignment`` (DPO,
 REINFORCE e GRPO), ``evaluation`` (juiz, viés de posição, contaminação, múltipla escolha,
 lm-evaluation-harness e abstenção) e ``widgets`` (exploradores interativos, com figura estática de

@@ -46,13 +46,14 @@ def activation_model(config, tokens: int, bytes_per_value: int = 4, with_loss: b
     """Bytes de ativações previstos para ``tokens`` tokens num decodificador do tipo Llama.
 
     Por camada e por token, em valores: cada uma das duas RMSNorm guarda a entrada e a entrada
-    normalizada (2d), e ainda a saída multiplicada pelo peso se o peso treina (mais d; com a norma
-    congelada, como no LoRA, não); a atenção guarda q, k e v depois da rotação (d + 2·d_kv), a saída
-    da atenção e a entrada de ``o_proj`` (2d); a MLP guarda ``gate``, ``up``, a SiLU e o produto que
-    entra em ``down_proj`` (4·d_ffn). Na cabeça, a log-softmax da perda (|V| por token). Desprezados:
-    os escalares por token e por cabeça (a raiz da RMSNorm, o log-soma-exp da atenção). Uma camada
-    linear congelada não precisa da entrada para o gradiente do peso, mas o adaptador ``A`` do LoRA,
-    na mesma entrada, precisa: por isso SFT, LoRA e QLoRA guardam quase o mesmo.
+    normalizada (2d), e ainda a saída multiplicada pelo peso se o peso treina (mais d; com a
+    norma congelada, como no LoRA, não); a atenção guarda q, k e v depois da rotação (d +
+    2·d_kv), a saída da atenção e a entrada de ``o_proj`` (2d); a MLP guarda ``gate``, ``up``, a
+    SiLU e o produto que entra em ``down_proj`` (4·d_ffn). Na cabeça, a log-softmax da perda
+    (|V| por token). Desprezados: os escalares por token e por cabeça (a raiz da RMSNorm, o log-
+    soma-exp da atenção). Uma camada linear congelada não precisa da entrada para o gradiente do
+    peso, mas o adaptador ``A`` do LoRA, na mesma entrada, precisa: por isso SFT, LoRA e QLoRA
+    guardam quase o mesmo.
     Ver Capítulo 6, seção 6.7, e Capítulo 7, seção 7.11.
     """
     if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
@@ -68,22 +69,24 @@ def activation_model(config, tokens: int, bytes_per_value: int = 4, with_loss: b
 
 
 def step_peak(model, optimizer, **batch) -> dict[str, int]:
-    """O pico de memória de um passo de treino (passagem para frente, *backward* e ``optimizer.step()``),
-    em bytes, acima do que já estava alocado antes do passo (os pesos e os *buffers*).
+    """O pico de memória de um passo de treino (passagem para frente, *backward* e
+    ``optimizer.step()``), em bytes, acima do que já estava alocado antes do passo (os pesos e
+    os *buffers*).
 
-    Acompanha cada tensor que uma operação do PyTorch cria durante o passo (um ``TorchDispatchMode``) e
-    o desconta quando a memória dele é liberada (uma referência fraca ao armazenamento); o pico é o
-    máximo dessa soma. Devolve ``{"pico", "fim"}``: o pico, e o que ainda está alocado no fim do passo
-    (gradientes e estado do otimizador). Os gradientes são zerados no fim (``set_to_none``). Para não
-    mudar o modelo, passe um otimizador com taxa 0. Não conta o que uma biblioteca aloca fora do
-    PyTorch.
+    Acompanha cada tensor que uma operação do PyTorch cria durante o passo (um
+    ``TorchDispatchMode``) e o desconta quando a memória dele é liberada (uma referência fraca
+    ao armazenamento); o pico é o máximo dessa soma. Devolve ``{"pico", "fim"}``: o pico, e o
+    que ainda está alocado no fim do passo (gradientes e estado do otimizador). Os gradientes
+    são zerados no fim (``set_to_none``). Para não mudar o modelo, passe um otimizador com taxa
+    0. Não conta o que uma biblioteca aloca fora do PyTorch.
     Ver Capítulo 7, seção 7.11.
     """
     from torch.multiprocessing.reductions import StorageWeakRef
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
-    before = {p.untyped_storage().data_ptr() for p in list(model.parameters()) + list(model.buffers())}
+    existing = list(model.parameters()) + list(model.buffers())
+    before = {p.untyped_storage().data_ptr() for p in existing}
 
     class _Live(TorchDispatchMode):
         def __init__(self):

@@ -54,17 +54,18 @@ def run(method: str, rate: float, seed: int, rank: int = 8, passages=None) -> di
            **margins(result.model, result.tokenizer),
            "ppl_geral": [round(p, 3) for p in ppl],
            "segundos": round(time.perf_counter() - start, 1)}
-    print({k: row[k] for k in ("metodo", "taxa", "posto", "semente", "perda_validacao", "segundos")},
+    shown = ("metodo", "taxa", "posto", "semente", "perda_validacao", "segundos")
+    print({k: row[k] for k in shown},
           flush=True)
     return row
 
 
 def main() -> None:
     set_offline()
-    from lncc_llm.quantization import load_fresh_decoder
     from transformers import AutoTokenizer
 
     from lncc_llm.models import ensure_decoder_cache
+    from lncc_llm.quantization import load_fresh_decoder
 
     passages = general_passages()
     source = ensure_decoder_cache()
@@ -103,7 +104,8 @@ def main() -> None:
     for m in ("sft", "lora", "qlora"):
         rows = [r for r in methods if r["metodo"] == m]
         print(m, [r["perda_validacao"][str(STEPS)] for r in rows],
-              "margem média", round(statistics.mean(math.fsum(r["margem_voz"]) / 8 for r in rows), 3))
+              "margem média",
+              round(statistics.mean(math.fsum(r["margem_voz"]) / 8 for r in rows), 3))
 
 
 if __name__ == "__main__":
