@@ -47,11 +47,11 @@ def activation_model(config, tokens: int, bytes_per_value: int = 4, with_loss: b
 
     Por camada e por token, em valores: cada uma das duas RMSNorm guarda a entrada e a entrada
     normalizada (2d), e ainda a saída multiplicada pelo peso se o peso treina (mais d; com a
-    norma congelada, como no LoRA, não); a atenção guarda q, k e v depois da rotação (d +
-    2·d_kv), a saída da atenção e a entrada de ``o_proj`` (2d); a MLP guarda ``gate``, ``up``, a
+    norma congelada, como no LoRA, não); a atenção guarda q, k e v depois da rotação (d
+    + 2·d_kv), a saída da atenção e a entrada de ``o_proj`` (2d); a MLP guarda ``gate``, ``up``, a
     SiLU e o produto que entra em ``down_proj`` (4·d_ffn). Na cabeça, a log-softmax da perda
-    (|V| por token). Desprezados: os escalares por token e por cabeça (a raiz da RMSNorm, o log-
-    soma-exp da atenção). Uma camada linear congelada não precisa da entrada para o gradiente do
+    (|V| por token). Desprezados: os escalares por token e por cabeça (a raiz da RMSNorm, o
+    log-soma-exp da atenção). Uma camada linear congelada não precisa da entrada para o gradiente do
     peso, mas o adaptador ``A`` do LoRA, na mesma entrada, precisa: por isso SFT, LoRA e QLoRA
     guardam quase o mesmo.
     Ver Capítulo 6, seção 6.7, e Capítulo 7, seção 7.11.
