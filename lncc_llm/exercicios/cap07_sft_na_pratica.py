@@ -49,8 +49,8 @@ ex1 = Exercicio(
         "primeiro passo, o 0, usa taxa zero.",
         "Depois do aquecimento, o cosseno vai de 1 a 0 ao longo dos passos que sobram: o progresso é "
         "(passo − 3)/(12 − 3), e o fator é ½(1 + cos(π · progresso)).",
-        "Monte a lista com `[2e-3 * fator(p) for p in range(12)]` e compare com a célula da seção 7.12.3, que "
-        "imprime a taxa de cada passo de um treino de verdade.",
+        "Monte a lista com `[2e-3 * fator(p) for p in range(12)]` e compare com a célula da seção 7.12.4, que "
+        "imprime a taxa que o treinador calcula para cada passo.",
     ),
     esperado=_esperado,
     erros_comuns=(
