@@ -94,23 +94,31 @@ def step_peak(model, optimizer, **batch) -> dict[str, int]:
             self.live: dict[int, tuple] = {}
             self.current = self.peak = 0
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            out = func(*args, **(kwargs or {}))
+        def purge(self):
             for key in [k for k, (ref, _) in self.live.items() if ref.expired()]:
                 self.current -= self.live.pop(key)[1]
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
             for t in tree_leaves(out):
                 if isinstance(t, torch.Tensor) and t.device.type != "meta":
                     storage = t.untyped_storage()
                     key = storage.data_ptr()
+                    if key and key in self.live and self.live[key][0].expired():
+                        self.current -= self.live.pop(key)[1]      # endereço reaproveitado
                     if key and key not in before and key not in self.live:
                         self.live[key] = (StorageWeakRef(storage), storage.nbytes())
                         self.current += storage.nbytes()
-            self.peak = max(self.peak, self.current)
+            # a soma só superestima (liberações não vistas): basta limpá-la quando ela bate o pico
+            if self.current > self.peak:
+                self.purge()
+                self.peak = max(self.peak, self.current)
             return out
 
     with torch.enable_grad(), _Live() as live:
         model(**batch).loss.backward()
         optimizer.step()
+    live.purge()
     end = live.current
     optimizer.zero_grad(set_to_none=True)
     return {"pico": int(live.peak), "fim": int(end)}
