@@ -23,10 +23,10 @@ def generate_ids_k(prompt, n_new=20, temperature=1.0, top_k=None, top_p=1.0, see
     return new
 
 
-ours_k = generate_ids_k(prompt, n_new=20, temperature=0.8, top_k=20, top_p=0.9, seed=3)
-library_k = generate(model, tokenizer, prompt, max_new_tokens=20, temperature=0.8, top_k=20, top_p=0.9, seed=3,
+ours_k = generate_ids_k(prompt, n_new=12, temperature=0.8, top_k=20, top_p=0.9, seed=3)
+library_k = generate(model, tokenizer, prompt, max_new_tokens=12, temperature=0.8, top_k=20, top_p=0.9, seed=3,
                      use_cache=False)
 check("generate_ids_k = generate(top_k=20, top_p=0,9), semente 3", ours_k, library_k.new_ids)
 for k in (None, 20):
-    text = tokenizer.decode(generate_ids_k(prompt, n_new=30, temperature=1.5, top_k=k, seed=0))
+    text = tokenizer.decode(generate_ids_k(prompt, n_new=20, temperature=1.5, top_k=k, seed=0))
     print(f"[τ = 1,5, top_k = {k}] {text!r}")
