@@ -527,8 +527,9 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None,
                 lg.setLevel(logging.ERROR)
         with redirect, quiet_datasets(quiet):
             lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=1)
-            res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME],
-                                          task_manager=TaskManager(include_path=str(folder)),
+            # só a pasta do curso: indexar as milhares de tarefas do harness custa ~6 s a cada vez
+            tasks = TaskManager(include_path=str(folder), include_defaults=False)
+            res = lm_eval.simple_evaluate(model=lm, tasks=[MC_TASK_NAME], task_manager=tasks,
                                           log_samples=True, random_seed=0, numpy_random_seed=0,
                                           torch_random_seed=0, fewshot_random_seed=0,
                                           bootstrap_iters=bootstrap_iters)

@@ -205,18 +205,31 @@ def test_quiet_gguf_reader_disables_and_restores_the_transformers_bar(monkeypatc
 
 
 def test_conversion_reproduces_gguf_logits_exactly(monkeypatch, tmp_path, capfd):
-    # A conversão real, numa pasta nova: o modelo salvo dá os mesmos logits do GGUF.
+    # A conversão real, numa pasta nova: o modelo salvo dá os mesmos logits do GGUF. O modelo que o
+    # transformers lê do GGUF dentro da conversão fica guardado aqui: lê-lo de novo custaria outros ~20 s.
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    target = models.convert_decoder(tmp_path / "convertido")
+    read_from_gguf = []
+    original_loader = AutoModelForCausalLM.from_pretrained
+
+    def keeping_the_gguf_model(*args, **kwargs):
+        model = original_loader(*args, **kwargs)
+        if kwargs.get("gguf_file"):
+            read_from_gguf.append(model)
+        return model
+
+    with monkeypatch.context() as patch:
+        patch.setattr(AutoModelForCausalLM, "from_pretrained", keeping_the_gguf_model)
+        target = models.convert_decoder(tmp_path / "convertido")
+    assert len(read_from_gguf) == 1
     # Sob LNCC_LLM_QUIET=1 (conftest.py) a conversão não escreve nada: num kernel do nbval, a barra
     # do leitor de GGUF seria uma saída a mais na célula que carrega o decodificador.
     out, err = capfd.readouterr()
     assert out == "" and "Converting" not in err and err == "", err[-300:]
     assert models.is_complete_cache(target)
     assert not list(tmp_path.glob(".*parcial*"))  # nada de pastas temporárias esquecidas
-    gguf = models.decoder_gguf_path()
-    original = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32).eval()
+    original = read_from_gguf[0].eval()
+    assert original.dtype == torch.float32
     converted = AutoModelForCausalLM.from_pretrained(target, dtype=torch.float32).eval()
     tokenizer = AutoTokenizer.from_pretrained(target)
     ids = tokenizer("What is 27 + 58?", return_tensors="pt")
