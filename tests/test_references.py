@@ -45,6 +45,20 @@ TOPIC_CLAIMS = [
 ]
 KNOWN_BROKEN_TOPICS: dict = {}
 
+# Frases que citam uma seção pelo número e dizem o assunto: o título daquela seção tem de conter o termo.
+# O número sozinho não basta: depois de uma renumeração, "seção 9.1.1" continuava existindo, mas era
+# outra seção (o template de chat, e não o GGUF). (arquivo, trecho da frase, seção, termo do título)
+SECTION_TOPICS = [
+    ("book/cap06_velocidade_memoria.ipynb", "o GGUF do Capítulo 9 (seção 9.1.3, a interoperabilidade entre formatos)",
+     "9.1.3", "interoperabilidade"),
+    ("book/apendice_b_llama_do_zero.ipynb", "(Q4_1, Capítulo 9, seção 9.1.3)", "9.1.3", "formatos"),
+    ("book/cap08_alinhamento.ipynb", "arquivo GGUF em Q4_1 desquantizado (Capítulo 9, seção 9.1.3)", "9.1.3",
+     "formatos"),
+    ("book/cap03_variacoes_modernas.ipynb", "seção 9.1.3, desfaz exatamente essa permutação ao ler o GGUF",
+     "9.1.3", "formatos"),
+    ("book/cap09_tendencias.ipynb", "guarda o *KV cache* (seção 4.14) em blocos", "4.14", "kv cache"),
+]
+
 
 def _strip_fences(text):
     """O markdown sem os blocos de código; o corpo das diretivas (```{admonition}, :::{note}) fica.
@@ -346,3 +360,47 @@ def test_topic_claims_hold():
         if holds and known:
             fixed.append(f"{name}: {term} já consertado; tire-o de KNOWN_BROKEN_TOPICS")
     assert not (stale or broken or fixed), "\n".join(stale + broken + fixed)
+
+
+def heading_of(number, headings):
+    """O título numerado ``number`` ('9.1.3 Interoperabilidade…'), sem o número; None se não há."""
+    for title in headings.get(owner_of(number), {}).get("headings", []):
+        m = HEADING_NUMBER.match(title)
+        if m and number in _expand(m.group(1), m.group(2), m.group(3)):
+            return _plain(title[m.end():])
+    return None
+
+
+def section_topic_problems(pages, headings, claims=None):
+    """As frases de ``claims`` (padrão: SECTION_TOPICS) que não valem: a frase sumiu, ou o título da
+    seção citada não tem o termo."""
+    problems = []
+    for name, phrase, number, term in SECTION_TOPICS if claims is None else claims:
+        if phrase not in re.sub(r"\s+", " ", pages.get(name, "")):
+            problems.append(f"{name}: a frase {phrase!r} mudou; atualize SECTION_TOPICS")
+            continue
+        title = heading_of(number, headings)
+        if title is None or term not in title:
+            problems.append(f"{name}: cita a seção {number} por {term!r}, mas o título dela é {title!r}")
+    return problems
+
+
+def test_sections_cited_by_subject_have_that_subject_in_their_heading():
+    pages = {name: "\n".join(src for _, src in cells) for name, cells in book_pages().items()}
+    problems = section_topic_problems(pages, book_headings())
+    assert not problems, "\n".join(problems)
+
+
+def test_section_topic_check_catches_a_renumbered_section():
+    """O caso que o teste dos números deixou passar: a seção 9.1.1 existe, mas é outra."""
+    book = index_headings({"Capítulo 9": ["Capítulo 9 — Tendências", "9.1.1 Padrões de interface: o template de chat",
+                                          "9.1.3 Interoperabilidade computacional: o mesmo modelo, dois formatos"]})
+    page = {"cap06": "o GGUF do Capítulo 9 (seção 9.1.1) guarda essa matriz"}
+    assert references(page["cap06"], book) == [("Capítulo 9", None), ("seção 9.1.1", None)]  # o número passa
+    assert section_topic_problems(page, book, [("cap06", "(seção 9.1.1)", "9.1.1", "interoperabilidade")]) == [
+        "cap06: cita a seção 9.1.1 por 'interoperabilidade', mas o título dela é 'padrões de interface: o template "
+        "de chat'"]
+    page = {"cap06": "o GGUF do Capítulo 9 (seção 9.1.3) guarda essa matriz"}
+    assert section_topic_problems(page, book, [("cap06", "(seção 9.1.3)", "9.1.3", "interoperabilidade")]) == []
+    assert section_topic_problems(page, book, [("cap06", "(seção 9.1.2)", "9.1.2", "x")]) == [
+        "cap06: a frase '(seção 9.1.2)' mudou; atualize SECTION_TOPICS"]
