@@ -143,6 +143,9 @@ def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
         overrides.setdefault("per_device_eval_batch_size", 16)
     args = cpu_training_args(trainer="dpo", max_steps=steps, learning_rate=learning_rate, beta=beta,
                              per_device_train_batch_size=batch_size, **overrides)
+    from transformers import set_seed
+
+    set_seed(args.seed)     # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     return make_trainer("dpo", model, tokenizer, dataset, args,
                         peft_config=lora_config(rank, alpha), **extra)
 
@@ -361,13 +364,17 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
                         f"list[float]; recebi {type(reward_fn).__name__}.")
     run = GRPORun(trainer=None, num_generations=num_generations)
 
+    columns = [c for c in dataset.column_names if c != "prompt"]
+
     def reward(prompts, completions, completion_ids, **kwargs):
-        values = [float(v) for v in reward_fn(completions, completion_ids)]
+        extra = {c: kwargs[c] for c in columns if c in kwargs}
+        texts = [c[0]["content"] if isinstance(c, list) else c for c in completions]
+        values = [float(v) for v in reward_fn(texts, completion_ids, **extra)]
         if len(values) != len(completion_ids):
             raise ValueError(f"A função de recompensa devolveu {len(values)} valores para "
                              f"{len(completion_ids)} respostas: devolva um por resposta.")
         run.rewards.append(values)
-        run.completions.append([c[0]["content"] if isinstance(c, list) else c for c in completions])
+        run.completions.append(texts)
         run.lengths.append([len(ids) for ids in completion_ids])
         return values
 
@@ -376,6 +383,9 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
                              per_device_train_batch_size=num_generations * prompts_per_step,
                              num_generations=num_generations,
                              max_completion_length=max_completion_length, **overrides)
+    from transformers import set_seed
+
+    set_seed(args.seed)     # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     run.trainer = make_trainer("grpo", model, tokenizer, dataset, args,
                                peft_config=lora_config(rank, alpha), reward_funcs=reward)
     return run
@@ -410,7 +420,8 @@ class RewardRate:
 
 @torch.no_grad()
 def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
-                temperature: float = 0.7, max_new_tokens: int = 16, seed: int = 0) -> RewardRate:
+                temperature: float = 0.7, max_new_tokens: int = 16, seed: int = 0,
+                columns: dict | None = None) -> RewardRate:
     """Amostra ``samples`` respostas para cada prompt, como o ``GRPOTrainer`` amostra, e pontua.
 
     Cada prompt (uma lista de mensagens) passa pelo template de chat; a amostragem usa
@@ -428,6 +439,11 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
         raise ValueError(f"samples deve ser um inteiro ≥ 1; recebi {samples!r}.")
     if not temperature > 0:
         raise ValueError(f"temperature deve ser > 0 (amostragem do GRPO); recebi {temperature!r}.")
+    columns = dict(columns or {})
+    if any(len(v) != len(prompts) for v in columns.values()):
+        sizes = {k: len(v) for k, v in columns.items()}
+        raise ValueError("Cada coluna de columns deve ter um valor por prompt; recebi "
+                         f"{sizes} para {len(prompts)} prompts.")
     from .likelihood import left_padded_batch
 
     eos = tokenizer.eos_token_id
@@ -447,6 +463,7 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
         completion_ids = [row[: row.index(eos) + 1] if eos in row else row
                           for row in rows[k * samples:(k + 1) * samples]]
         completions = [tokenizer.decode(c, skip_special_tokens=True) for c in completion_ids]
-        rewards.append([float(v) for v in reward_fn(completions, completion_ids)])
+        extra = {name: [values[k]] * samples for name, values in columns.items()}
+        rewards.append([float(v) for v in reward_fn(completions, completion_ids, **extra)])
         texts.append(completions)
     return RewardRate(rewards, texts)

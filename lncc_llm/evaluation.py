@@ -646,7 +646,7 @@ def wilson_interval(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
     Ao contrário de p ± z·EP, não sai de [0, 1] e não encolhe a zero quando p = 0 ou 1: com 8 de 8,
     o intervalo ainda vai de 0,68 a 1. São os p cujo teste de escore não rejeita a taxa medida.
-    Ver Capítulo 8, seção 8.3.3.
+    Ver Capítulo 8, seção 8.3.5.
     """
     if not (isinstance(n, int) and n >= 1 and isinstance(hits, int) and 0 <= hits <= n):
         raise ValueError(f"Dê inteiros 0 ≤ hits ≤ n, com n ≥ 1; recebi hits={hits!r}, n={n!r}.")

@@ -1,12 +1,14 @@
-"""A configuração dos treinadores do ``trl`` na CPU, num lugar só: SFT, DPO e GRPO.
+"""A configuração dos treinadores do ``trl`` na CPU, num lugar só: SFT, DPO, recompensa e GRPO.
 
-* ``cpu_training_args``: a configuração segura para a CPU (``SFTConfig``, ``DPOConfig`` ou
-  ``GRPOConfig``);
-* ``make_trainer``: o ``SFTTrainer``, ``DPOTrainer`` ou ``GRPOTrainer``, em silêncio sob nbval;
+* ``cpu_training_args``: a configuração segura para a CPU (``SFTConfig``, ``DPOConfig``,
+  ``RewardConfig`` ou ``GRPOConfig``);
+* ``make_trainer``: o ``SFTTrainer``, ``DPOTrainer``, ``RewardTrainer`` ou ``GRPOTrainer``, em
+  silêncio sob nbval;
 * ``run_training``: treina e apaga a pasta temporária;
 * ``lora_config``: o ``peft.LoraConfig`` do curso.
 
-O Capítulo 7 mostra, uma vez, o código do ``trl`` que estas funções montam.
+O Capítulo 7 mostra, uma vez, o código do ``trl`` que estas funções montam para o SFT; o Capítulo 8,
+para o DPO e o GRPO.
 """
 from __future__ import annotations
 
@@ -19,16 +21,17 @@ LORA_TARGETS = ("q_proj", "v_proj")
 #: Todas as camadas lineares dos blocos (sem a cabeça de saída), como no artigo do QLoRA.
 ALL_LINEAR = "all-linear"
 
-TRAINERS = ("sft", "dpo", "grpo")
+TRAINERS = ("sft", "dpo", "grpo", "reward")
 
 
 def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **overrides):
     """A configuração segura para a CPU de um treinador do ``trl``: o único lugar do curso que a
     monta.
 
-    ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig``
-    e ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; grupos de 4 respostas de até 16 tokens, 2 prompts por
-    passo, no lugar dos 8 × 512 tokens do padrão do ``trl``). Em todas: sem bf16 (o padrão do
+    ``trainer`` escolhe a classe: ``"sft"`` → ``SFTConfig`` (Capítulo 7), ``"dpo"`` → ``DPOConfig``,
+    ``"reward"`` → ``RewardConfig`` e ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; no GRPO, grupos de 4
+    respostas de até 16 tokens, 2 prompts por passo, no lugar dos 8 × 512 tokens do padrão do
+    ``trl``). Em todas: sem bf16 (o padrão do
     ``trl`` 1.16 é ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem
     *gradient checkpointing* (ligado por padrão no ``trl``; inútil e mais lento em 135 M), sem
     *checkpoints* (``save_strategy="no"``), sem relatórios, semente fixa, log a cada passo, taxa
@@ -44,7 +47,8 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     if trainer not in TRAINERS:
         raise ValueError(f"Treinador desconhecido: {trainer!r}. Use um destes: "
                          f"{', '.join(map(repr, TRAINERS))}.")
-    config_class = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig}[trainer]
+    config_class = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig,
+                    "reward": trl.RewardConfig}[trainer]
     if output_dir is None:
         output_dir = tempfile.mkdtemp(prefix="lncc_llm_treino_")
     settings = dict(
@@ -65,7 +69,7 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
         dataloader_num_workers=0,
         disable_tqdm=progress_quiet(),
     )
-    if trainer in ("sft", "dpo"):
+    if trainer in ("sft", "dpo", "reward"):
         settings.update(max_length=128 if trainer == "sft" else 256, dataset_num_proc=None)
     else:   # GRPO: 2 prompts × grupos de 4 respostas curtas por passo
         # (o padrão do trl, 8 × 512 tokens, é de GPU)
@@ -91,7 +95,8 @@ def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None
     import trl
     from transformers.trainer_callback import PrinterCallback
 
-    trainer_class = {"sft": trl.SFTTrainer, "dpo": trl.DPOTrainer, "grpo": trl.GRPOTrainer}[trainer]
+    trainer_class = {"sft": trl.SFTTrainer, "dpo": trl.DPOTrainer, "grpo": trl.GRPOTrainer,
+                     "reward": trl.RewardTrainer}[trainer]
     with quiet_datasets(progress_quiet()):
         built = trainer_class(model=model, args=args, train_dataset=dataset,
                               processing_class=tokenizer, peft_config=peft_config,
@@ -114,12 +119,14 @@ def run_training(trainer, remove_output_dir: bool = True):
             shutil.rmtree(trainer.args.output_dir, ignore_errors=True)
 
 
-def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dropout: float = 0.0):
+def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dropout: float = 0.0,
+                task_type: str = "CAUSAL_LM", modules_to_save=None):
     """``peft.LoraConfig`` do curso: posto ``rank``, escala ``alpha / rank``, nas projeções ``q`` e
     ``v`` (padrão) ou em ``target_modules`` (uma lista de nomes, ou ``"all-linear"``: todas as
-    lineares dos blocos, como no QLoRA).
+    lineares dos blocos, como no QLoRA). Para um modelo de recompensa, ``task_type="SEQ_CLS"`` e
+    ``modules_to_save=["score"]`` (a cabeça escalar treina inteira).
 
-    Ver Capítulo 7, seção 7.10.
+    Ver Capítulo 7, seção 7.10, e Capítulo 8, seção 8.3.1.
     """
     if not isinstance(rank, int) or isinstance(rank, bool) or rank <= 0:
         raise ValueError(f"O posto do LoRA deve ser um inteiro ≥ 1; recebi {rank!r}.")
@@ -127,4 +134,5 @@ def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dro
 
     targets = target_modules if isinstance(target_modules, str) else list(target_modules)
     return LoraConfig(r=rank, lora_alpha=alpha, lora_dropout=dropout,
-                      target_modules=targets, bias="none", task_type="CAUSAL_LM")
+                      target_modules=targets, bias="none", task_type=task_type,
+                      modules_to_save=list(modules_to_save) if modules_to_save else None)

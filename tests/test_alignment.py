@@ -129,18 +129,24 @@ def test_grpo_trainer_logged_loss_is_minus_the_token_weighted_advantage(tiny_dir
 
     tok = AutoTokenizer.from_pretrained(tiny_dir)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
-    prompts = Dataset.from_list([{"prompt": [{"role": "user", "content": q}]} for q in ("Hi", "Name a fruit.")])
+    prompts = Dataset.from_list([{"prompt": [{"role": "user", "content": q}], "answer": k}
+                                 for k, q in enumerate(("Hi", "Name a fruit."))])
     # um <|im_end|> frequente, para as respostas terem tamanhos diferentes
     with torch.no_grad():
         model.lm_head.weight[tok.eos_token_id] = 0.8 * torch.randn(model.config.hidden_size,
                                                                   generator=torch.Generator().manual_seed(1))
 
-    def by_length(completions, completion_ids):
+    answers_seen = []
+
+    def by_length(completions, completion_ids, answer):
+        assert all(isinstance(c, str) for c in completions)     # o texto, como em reward_rate
+        answers_seen.extend(answer)                              # a coluna extra do conjunto
         return [float(len(ids) % 3) for ids in completion_ids]
 
     run = al.grpo_trainer(model, tok, prompts, by_length, steps=2, learning_rate=1e-2, max_completion_length=6)
     run_training(run.trainer)
     assert len({n for step in run.lengths for n in step}) > 1
+    assert len(answers_seen) == 16 and set(answers_seen) <= {0, 1}
     assert len(run.rewards) == len(run.lengths) == len(run.advantages) == 2 and len(run.rewards[0]) == 8
     assert run.logged("reward") == pytest.approx(run.mean_rewards, abs=1e-5)
     expected = [al.grpo_surrogate_value(a, n) for a, n in zip(run.advantages, run.lengths)]
@@ -192,6 +198,18 @@ def test_reward_rate_is_reproducible_and_checks_its_inputs(tiny_dir):
         al.reward_rate(model, tok, [], ended)
     with pytest.raises(ValueError, match="temperature"):
         al.reward_rate(model, tok, prompts, ended, temperature=0)
+    # colunas extras (o gabarito de cada prompt) chegam à recompensa, repetidas por amostra
+    got = []
+
+    def by_answer(completions, completion_ids, answer):
+        got.extend(answer)
+        return [0.0] * len(completions)
+
+    al.reward_rate(model, tok, prompts, by_answer, samples=3, max_new_tokens=2,
+                   columns={"answer": [7, 9]})
+    assert got == [7, 7, 7, 9, 9, 9]
+    with pytest.raises(ValueError, match="coluna"):
+        al.reward_rate(model, tok, prompts, by_answer, columns={"answer": [7]})
 
 
 def test_dpo_trainer_evaluate_reports_the_hand_numbers_on_held_out_pairs(tiny_dir):

@@ -18,12 +18,13 @@ def test_cpu_training_args_are_cpu_safe_and_write_outside_the_repo():
     assert tr.cpu_training_args(learning_rate=1e-3, max_steps=3).learning_rate == 1e-3
 
 
-@pytest.mark.parametrize("trainer", ["sft", "dpo", "grpo"])
+@pytest.mark.parametrize("trainer", ["sft", "dpo", "grpo", "reward"])
 def test_one_place_configures_every_trl_trainer_for_the_cpu(trainer):
     import trl
 
     args = tr.cpu_training_args(trainer=trainer)
-    expected = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig}[trainer]
+    expected = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig,
+                "reward": trl.RewardConfig}[trainer]
     assert type(args) is expected
     assert args.bf16 is False and args.use_cpu is True and args.gradient_checkpointing is False
     assert args.seed == 0 and args.logging_steps == 1 and args.lr_scheduler_type == "constant"

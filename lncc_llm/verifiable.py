@@ -1,0 +1,85 @@
+"""Uma tarefa verificável para o GRPO: somas de dois algarismos, conferidas por código.
+
+* ``sum_prompts``: as 81 somas ``a + b`` (a, b de 1 a 9), separadas em treino e reservadas;
+* ``extract_answer``: o número que uma resposta dá (a regra de extração, como no GSM8K);
+* ``correctness_reward`` e ``format_reward``: as duas recompensas, 1 ou 0 por resposta;
+* ``sum_reward``: a recompensa do treino, acerto + 0,5 × formato.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+#: O enunciado de cada prompt.
+SUM_TEMPLATE = "What is {a} + {b}? Answer with just the number."
+#: Quantas das 81 somas ficam reservadas (nunca vistas no treino).
+HELDOUT_SUMS = 24
+#: O peso da recompensa de formato em ``sum_reward``.
+FORMAT_WEIGHT = 0.5
+
+_NUMBER = re.compile(r"-?\d+")
+_ONLY_NUMBER = re.compile(r"\s*-?\d+\s*\.?\s*")
+
+
+def sum_prompts(split: str = "treino") -> list[dict]:
+    """As somas ``a + b`` (a, b de 1 a 9) como linhas ``{"prompt", "answer"}``, no formato do
+    ``trl``.
+
+    As 81 combinações são embaralhadas com a semente 0; as 24 primeiras são as ``"reservadas"``
+    (a medida antes e depois), as outras 57 o ``"treino"`` (os prompts que o GRPO amostra).
+    ``prompt`` é uma conversa com uma mensagem do usuário; ``answer`` é a soma, que a função de
+    recompensa recebe do ``trl`` como coluna extra.
+    Ver Capítulo 8, seção 8.3.4.
+    """
+    if split not in ("treino", "reservadas"):
+        raise ValueError(f"split deve ser 'treino' ou 'reservadas'; recebi {split!r}.")
+    pairs = [(a, b) for a in range(1, 10) for b in range(1, 10)]
+    random.Random(0).shuffle(pairs)
+    chosen = pairs[:HELDOUT_SUMS] if split == "reservadas" else pairs[HELDOUT_SUMS:]
+    return [{"prompt": [{"role": "user", "content": SUM_TEMPLATE.format(a=a, b=b)}],
+             "answer": a + b} for a, b in chosen]
+
+
+def extract_answer(text: str) -> int | None:
+    """O número que a resposta dá: o primeiro inteiro depois do primeiro ``=``, se houver um ``=``;
+    senão, o primeiro inteiro do texto; ``None`` se não há número.
+
+    ``"3 + 7 = 10"`` → 10; ``"The answer is 12."`` → 12; ``"I don't know"`` → ``None``.
+    Ver Capítulo 8, seção 8.3.4.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"extract_answer recebe o texto da resposta; recebi {type(text).__name__}.")
+    part = text.split("=", 1)[1] if "=" in text else text
+    match = _NUMBER.search(part)
+    return int(match.group()) if match else None
+
+
+def correctness_reward(completions, completion_ids, answer) -> list[float]:
+    """1 se o número extraído (``extract_answer``) é a soma certa, 0 se não.
+
+    Ver Capítulo 8, seção 8.3.4.
+    """
+    if len(completions) != len(answer):
+        raise ValueError(f"Uma resposta certa por resposta: {len(completions)} respostas, "
+                         f"{len(answer)} gabaritos.")
+    return [float(extract_answer(text) == int(a)) for text, a in zip(completions, answer)]
+
+
+def format_reward(completions, completion_ids, answer=None, end_token_id: int = 2) -> list[float]:
+    """1 se a resposta é só um número e termina (emite o token de fim, ``end_token_id``; no SmolLM2,
+    ``<|im_end|>`` = 2) dentro do limite; 0 se não. Não olha se o número está certo.
+
+    Ver Capítulo 8, seção 8.3.4.
+    """
+    return [float(end_token_id in list(ids) and _ONLY_NUMBER.fullmatch(text) is not None)
+            for text, ids in zip(completions, completion_ids)]
+
+
+def sum_reward(completions, completion_ids, answer) -> list[float]:
+    """A recompensa do treino: ``correctness_reward + FORMAT_WEIGHT × format_reward``.
+
+    Ver Capítulo 8, seção 8.3.4.
+    """
+    right = correctness_reward(completions, completion_ids, answer)
+    shape = format_reward(completions, completion_ids, answer)
+    return [r + FORMAT_WEIGHT * f for r, f in zip(right, shape)]
