@@ -282,9 +282,10 @@ def grpo_advantages(rewards, group_size: int, scale: str = "group",
 class GRPORun:
     """O que ``grpo_trainer`` devolve: o *trainer* e o que a função de recompensa viu a cada passo.
 
-    ``rewards[i]``, ``completions[i]`` e ``lengths[i]`` são as listas do passo ``i``, na ordem das
-    respostas (grupos consecutivos de ``num_generations``): a recompensa, o texto e o número de
-    tokens de cada resposta (o ``<|im_end|>`` incluído, se ela terminou). Tudo chega pela interface
+    ``rewards[i]``, ``completions[i]``, ``lengths[i]`` e ``prompts[i]`` são as listas do passo
+    ``i``, na ordem das respostas (grupos consecutivos de ``num_generations``): a recompensa, o
+    texto, o número de tokens de cada resposta (o ``<|im_end|>`` incluído, se ela terminou) e o
+    prompt que a gerou. Tudo chega pela interface
     pública do ``trl``: a função de recompensa recebe ``completions`` e ``completion_ids``.
     ``advantages`` recalcula as vantagens com ``grpo_advantages`` (a fórmula do artigo, com os
     padrões do ``trl``) e ``logged(chave)`` lê o registro de treino (``trainer.state.log_history``).
@@ -296,6 +297,7 @@ class GRPORun:
     rewards: list = field(default_factory=list)
     completions: list = field(default_factory=list)
     lengths: list = field(default_factory=list)
+    prompts: list = field(default_factory=list)
 
     @property
     def mean_rewards(self) -> list[float]:
@@ -375,6 +377,7 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
                              f"{len(completion_ids)} respostas: devolva um por resposta.")
         run.rewards.append(values)
         run.completions.append(texts)
+        run.prompts.append(list(prompts))
         run.lengths.append([len(ids) for ids in completion_ids])
         return values
 
@@ -429,7 +432,9 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
     tokens; todos os prompts vão num lote só (preenchido à esquerda), com a semente ``seed`` fixada
     antes (o mesmo sorteio antes e depois do treino). ``reward_fn(completions, completion_ids)``
     recebe os textos e os ids até o fim de cada resposta (o ``<|im_end|>`` incluído, se ela
-    terminou), como no ``trl``.
+    terminou), como no ``trl``, e mais as ``columns`` do prompt (por exemplo ``answer``, o
+    gabarito), uma por amostra. Com um dicionário ``{"nome": função}`` no lugar de uma função,
+    todas pontuam as **mesmas** amostras, e volta um ``{"nome": RewardRate}``.
     Ver Capítulo 8, seção 8.3.
     """
     prompts = list(prompts)
@@ -458,12 +463,15 @@ def reward_rate(model, tokenizer, prompts, reward_fn, *, samples: int = 16,
                          temperature=temperature, top_k=0, top_p=1.0,
                          max_new_tokens=max_new_tokens, pad_token_id=eos, eos_token_id=eos)
     rows = out[:, ids.shape[1]:].tolist()
-    rewards, texts = [], []
+    functions = reward_fn if isinstance(reward_fn, dict) else {None: reward_fn}
+    rewards, texts = {name: [] for name in functions}, []
     for k in range(len(prompts)):
         completion_ids = [row[: row.index(eos) + 1] if eos in row else row
                           for row in rows[k * samples:(k + 1) * samples]]
         completions = [tokenizer.decode(c, skip_special_tokens=True) for c in completion_ids]
         extra = {name: [values[k]] * samples for name, values in columns.items()}
-        rewards.append([float(v) for v in reward_fn(completions, completion_ids, **extra)])
+        for name, fn in functions.items():
+            rewards[name].append([float(v) for v in fn(completions, completion_ids, **extra)])
         texts.append(completions)
-    return RewardRate(rewards, texts)
+    results = {name: RewardRate(values, texts) for name, values in rewards.items()}
+    return results if isinstance(reward_fn, dict) else results[None]

@@ -126,7 +126,7 @@ def lora_config(rank: int = 8, alpha: int = 16, target_modules=LORA_TARGETS, dro
     lineares dos blocos, como no QLoRA). Para um modelo de recompensa, ``task_type="SEQ_CLS"`` e
     ``modules_to_save=["score"]`` (a cabeça escalar treina inteira).
 
-    Ver Capítulo 7, seção 7.10, e Capítulo 8, seção 8.3.1.
+    Ver Capítulo 7, seção 7.10, e Capítulo 8, seções 8.2.3 e 8.2.5.
     """
     if not isinstance(rank, int) or isinstance(rank, bool) or rank <= 0:
         raise ValueError(f"O posto do LoRA deve ser um inteiro ≥ 1; recebi {rank!r}.")

@@ -12,8 +12,8 @@ import re
 
 #: O enunciado de cada prompt.
 SUM_TEMPLATE = "What is {a} + {b}? Answer with just the number."
-#: Quantas das 81 somas ficam reservadas (nunca vistas no treino).
-HELDOUT_SUMS = 24
+#: Quantos dos 45 pares {a, b} ficam reservados (nunca vistos no treino, em nenhuma ordem).
+HELDOUT_PAIRS = 13
 #: O peso da recompensa de formato em ``sum_reward``.
 FORMAT_WEIGHT = 0.5
 
@@ -25,19 +25,22 @@ def sum_prompts(split: str = "treino") -> list[dict]:
     """As somas ``a + b`` (a, b de 1 a 9) como linhas ``{"prompt", "answer"}``, no formato do
     ``trl``.
 
-    As 81 combinações são embaralhadas com a semente 0; as 24 primeiras são as ``"reservadas"``
-    (a medida antes e depois), as outras 57 o ``"treino"`` (os prompts que o GRPO amostra).
-    ``prompt`` é uma conversa com uma mensagem do usuário; ``answer`` é a soma, que a função de
-    recompensa recebe do ``trl`` como coluna extra.
+    A divisão é por par **sem ordem**: os 45 pares {a, b} são embaralhados com a semente 0, e os
+    13 primeiros, nas duas ordens (``3 + 7`` e ``7 + 3``), são as ``"reservadas"`` (a medida antes
+    e depois, 24 somas); os outros 32, também nas duas ordens, são o ``"treino"`` (57 somas). Assim
+    nenhuma soma reservada tem a sua gêmea comutada no treino. ``prompt`` é uma conversa com uma
+    mensagem do usuário; ``answer`` é a soma, que a função de recompensa recebe do ``trl`` como
+    coluna extra.
     Ver Capítulo 8, seção 8.3.4.
     """
     if split not in ("treino", "reservadas"):
         raise ValueError(f"split deve ser 'treino' ou 'reservadas'; recebi {split!r}.")
-    pairs = [(a, b) for a in range(1, 10) for b in range(1, 10)]
+    pairs = [(a, b) for a in range(1, 10) for b in range(a, 10)]
     random.Random(0).shuffle(pairs)
-    chosen = pairs[:HELDOUT_SUMS] if split == "reservadas" else pairs[HELDOUT_SUMS:]
+    chosen = pairs[:HELDOUT_PAIRS] if split == "reservadas" else pairs[HELDOUT_PAIRS:]
+    ordered = [(a, b) for a, b in chosen] + [(b, a) for a, b in chosen if a != b]
     return [{"prompt": [{"role": "user", "content": SUM_TEMPLATE.format(a=a, b=b)}],
-             "answer": a + b} for a, b in chosen]
+             "answer": a + b} for a, b in ordered]
 
 
 def extract_answer(text: str) -> int | None:

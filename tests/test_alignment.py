@@ -208,6 +208,13 @@ def test_reward_rate_is_reproducible_and_checks_its_inputs(tiny_dir):
     al.reward_rate(model, tok, prompts, by_answer, samples=3, max_new_tokens=2,
                    columns={"answer": [7, 9]})
     assert got == [7, 7, 7, 9, 9, 9]
+    both = al.reward_rate(model, tok, prompts,
+                          {"fim": lambda c, ids, answer: ended(c, ids), "zero": by_answer}, samples=3,
+                          max_new_tokens=2, columns={"answer": [7, 9]})
+    assert set(both) == {"fim", "zero"} and both["zero"].rate == 0.0
+    assert both["fim"].completions == both["zero"].completions       # as mesmas amostras
+    assert both["fim"].rewards == al.reward_rate(model, tok, prompts, ended, samples=3,
+                                                 max_new_tokens=2).rewards
     with pytest.raises(ValueError, match="coluna"):
         al.reward_rate(model, tok, prompts, by_answer, columns={"answer": [7]})
 

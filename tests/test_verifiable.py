@@ -6,9 +6,17 @@ from lncc_llm import verifiable as vf
 
 def test_sum_prompts_split_is_disjoint_complete_and_has_the_right_answers():
     train, held = vf.sum_prompts("treino"), vf.sum_prompts("reservadas")
-    assert len(train) == 57 and len(held) == vf.HELDOUT_SUMS == 24
+    assert len(train) == 57 and len(held) == 24
     texts = [r["prompt"][0]["content"] for r in train + held]
     assert len(set(texts)) == 81                       # nenhuma soma nos dois conjuntos
+
+    def unordered(row):
+        a, b = [int(t) for t in row["prompt"][0]["content"].split("?")[0].split()[2::2]]
+        return frozenset((a, b))
+
+    # nem a gêmea comutada: 3 + 7 reservada, 7 + 3 também
+    assert not {unordered(r) for r in train} & {unordered(r) for r in held}
+    assert len({unordered(r) for r in held}) == vf.HELDOUT_PAIRS
     for row in train + held:
         a, b = [int(t) for t in row["prompt"][0]["content"].split("?")[0].split()[2::2]]
         assert row["answer"] == a + b and 1 <= a <= 9 and 1 <= b <= 9
