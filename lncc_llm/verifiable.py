@@ -18,6 +18,7 @@ HELDOUT_PAIRS = 13
 FORMAT_WEIGHT = 0.5
 
 _NUMBER = re.compile(r"-?\d+")
+_SUM_EXPRESSION = re.compile(r"-?\d+\s*\+\s*-?\d+")
 _ONLY_NUMBER = re.compile(r"\s*-?\d+\s*\.?\s*")
 
 
@@ -44,16 +45,18 @@ def sum_prompts(split: str = "treino") -> list[dict]:
 
 
 def extract_answer(text: str) -> int | None:
-    """O número que a resposta dá: o primeiro inteiro depois do primeiro ``=``, se houver um ``=``;
-    senão, o primeiro inteiro do texto; ``None`` se não há número.
+    """O número que a resposta dá: o primeiro inteiro que não faz parte de uma conta ``a + b``
+    (a pergunta repetida); ``None`` se não há um.
 
-    ``"3 + 7 = 10"`` → 10; ``"The answer is 12."`` → 12; ``"I don't know"`` → ``None``.
+    ``"3 + 7 = 10"`` → 10; ``"1 + 2 equals 3."`` → 3; ``"The answer is 12."`` → 12;
+    ``"I don't know"`` → ``None``. Regras assim são como os benchmarks de respostas numéricas
+    pontuam (no GSM8K, o número depois de ``####``); elas têm falhas, e o treino as explora se
+    puder.
     Ver Capítulo 8, seção 8.3.4.
     """
     if not isinstance(text, str):
         raise TypeError(f"extract_answer recebe o texto da resposta; recebi {type(text).__name__}.")
-    part = text.split("=", 1)[1] if "=" in text else text
-    match = _NUMBER.search(part)
+    match = _NUMBER.search(_SUM_EXPRESSION.sub(" ", text))
     return int(match.group()) if match else None
 
 

@@ -27,13 +27,16 @@ def test_sum_prompts_split_is_disjoint_complete_and_has_the_right_answers():
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("3 + 7 = 10", 10),            # o número depois do "=", não o 3 da conta
+    ("3 + 7 = 10", 10),            # o número depois da conta, não o 3 dela
+    ("1 + 2 equals 3.", 3),        # sem "=": ainda não o 1 da conta
+    ("The answer is 12, as 3 + ", 12),
+    ("Two and five equal to 11.", 11),
     ("The answer is 12.", 12),
     ("12", 12),
     ("9 + 5 = 12, not 14", 12),
     ("It is -3", -3),
     ("I don't know", None),
-    ("2 + 2 = four", None),        # sem número depois do "="
+    ("2 + 2 = four", None),        # só a conta, sem resposta
 ])
 def test_extract_answer_rule(text, expected):
     assert vf.extract_answer(text) == expected
