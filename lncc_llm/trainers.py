@@ -32,7 +32,8 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     ``"reward"`` → ``RewardConfig`` e ``"grpo"`` → ``GRPOConfig`` (Capítulo 8; no GRPO, grupos de 4
     respostas de até 16 tokens, 2 prompts por passo, no lugar dos 8 × 512 tokens do padrão do
     ``trl``). Em todas: sem bf16 (o padrão do
-    ``trl`` 1.16 é ``bf16=True``, que falha numa CPU sem GPU), ``use_cpu``, sem
+    ``trl`` 1.16 é ``bf16=True``, que falha numa máquina sem GPU e, com ``use_cpu``, mudaria os
+    números), ``use_cpu``, sem
     *gradient checkpointing* (ligado por padrão no ``trl``; inútil e mais lento em 135 M), sem
     *checkpoints* (``save_strategy="no"``), sem relatórios, semente fixa, log a cada passo, taxa
     constante, barra de progresso no JupyterLab e silêncio sob nbval. ``output_dir`` vai para uma
