@@ -1,7 +1,8 @@
 """Alinhamento por preferências e por recompensa, do jeito que o Capítulo 8 mede.
 
 * ``preference_rows`` / ``preference_dataset``: o conjunto de preferências do curso (pergunta,
-  resposta preferida, resposta rejeitada), feito das perguntas do Capítulo 7;
+  resposta preferida, resposta rejeitada), feito das perguntas do Capítulo 7; ``preference_inputs``
+  confere os pares de treino e de avaliação de um treinador de preferências;
 * ``sequence_logprob``: log π(resposta | prompt), a soma das log-probabilidades dos tokens da
   resposta (a definição única, de ``likelihood``);
 * ``dpo_loss``: a perda do DPO, as recompensas implícitas e a margem, a partir das
@@ -57,6 +58,27 @@ def preference_dataset(split: str = "treino"):
     from datasets import Dataset
 
     return Dataset.from_list(preference_rows(split))
+
+
+def preference_inputs(dataset=None, eval_datasets: dict | None = None):
+    """Os pares de treino e os de avaliação de um treinador de preferências (DPO ou modelo de
+    recompensa), conferidos: devolve ``(dataset, extra)``, com ``dataset`` =
+    ``preference_dataset()`` se nenhum vier, e ``extra`` = ``{"eval_dataset": {...}}`` (ou ``{}``)
+    para o construtor do ``trl``. Conjunto vazio, ou ``eval_datasets`` que não seja um dicionário
+    de conjuntos não vazios, dá erro.
+    Ver Capítulo 8, seções 8.2.3 e 8.2.5.
+    """
+    if dataset is None:
+        dataset = preference_dataset()
+    if len(dataset) == 0:
+        raise ValueError("O conjunto de preferências está vazio: passe linhas "
+                         "prompt/chosen/rejected (por exemplo, preference_dataset()).")
+    if not eval_datasets:
+        return dataset, {}
+    if not isinstance(eval_datasets, dict) or any(len(d) == 0 for d in eval_datasets.values()):
+        raise ValueError("eval_datasets deve ser um dicionário {'nome': Dataset} de conjuntos "
+                         "não vazios, por exemplo {'reservados': preference_dataset('validacao')}.")
+    return dataset, {"eval_dataset": dict(eval_datasets)}
 
 
 # ----------------------------------------------------------------------------- a perda do DPO
@@ -128,24 +150,11 @@ def dpo_trainer(model, tokenizer, dataset=None, *, steps: int = 6,
     ``eval_rewards/margins``… desses pares, num lote só (até 16 pares), sem mudar os pesos.
     Ver Capítulo 8, seção 8.2.
     """
-    if dataset is None:
-        dataset = preference_dataset()
-    if len(dataset) == 0:
-        raise ValueError("O conjunto de preferências está vazio: passe linhas "
-                         "prompt/chosen/rejected (por exemplo, preference_dataset()).")
-    extra = {}
-    if eval_datasets:
-        if not isinstance(eval_datasets, dict) or any(len(d) == 0 for d in eval_datasets.values()):
-            raise ValueError("eval_datasets deve ser um dicionário {'nome': Dataset} de conjuntos "
-                             "não vazios, por exemplo "
-                             "{'reservados': preference_dataset('validacao')}.")
-        extra["eval_dataset"] = dict(eval_datasets)
-        overrides.setdefault("per_device_eval_batch_size", 16)
+    dataset, extra = preference_inputs(dataset, eval_datasets)
+    if extra:
+        overrides.setdefault("per_device_eval_batch_size", 16)      # cada conjunto num lote só
     args = cpu_training_args(trainer="dpo", max_steps=steps, learning_rate=learning_rate, beta=beta,
                              per_device_train_batch_size=batch_size, **overrides)
-    from transformers import set_seed
-
-    set_seed(args.seed)     # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     return make_trainer("dpo", model, tokenizer, dataset, args,
                         peft_config=lora_config(rank, alpha), **extra)
 
@@ -386,9 +395,6 @@ def grpo_trainer(model, tokenizer, dataset, reward_fn, *, steps: int = 6,
                              per_device_train_batch_size=num_generations * prompts_per_step,
                              num_generations=num_generations,
                              max_completion_length=max_completion_length, **overrides)
-    from transformers import set_seed
-
-    set_seed(args.seed)     # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     run.trainer = make_trainer("grpo", model, tokenizer, dataset, args,
                                peft_config=lora_config(rank, alpha), reward_funcs=reward)
     return run

@@ -204,9 +204,6 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
     args = cpu_training_args(max_steps=steps, learning_rate=learning_rate,
                              **{**evaluation, **overrides})
     probe = _callback_class()()
-    from transformers import set_seed
-
-    set_seed(args.seed)     # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     trainer = make_trainer("sft", model, tokenizer, dataset, args, peft_config=peft_config,
                            callbacks=[probe], eval_dataset=eval_dataset)
     model = trainer.model

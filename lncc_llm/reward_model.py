@@ -76,28 +76,15 @@ def reward_model_trainer(tokenizer, dataset=None, *, steps: int = 8, learning_ra
     que devolve ``eval_accuracy`` e ``eval_margin``.
     Ver Capítulo 8, seção 8.2.5.
     """
-    from .alignment import preference_dataset
+    from .alignment import preference_inputs
 
-    if dataset is None:
-        dataset = preference_dataset()
-    if len(dataset) == 0:
-        raise ValueError("O conjunto de preferências está vazio: passe linhas "
-                         "prompt/chosen/rejected (por exemplo, preference_dataset()).")
-    extra = {}
-    if eval_datasets:
-        if not isinstance(eval_datasets, dict) or any(len(d) == 0 for d in eval_datasets.values()):
-            raise ValueError("eval_datasets deve ser um dicionário {'nome': Dataset} de conjuntos "
-                             "não vazios, por exemplo "
-                             "{'reservados': preference_dataset('validacao')}.")
-        extra["eval_dataset"] = dict(eval_datasets)
-        overrides.setdefault("per_device_eval_batch_size", 16)
+    dataset, extra = preference_inputs(dataset, eval_datasets)
+    if extra:
+        overrides.setdefault("per_device_eval_batch_size", 16)      # cada conjunto num lote só
     args = cpu_training_args(trainer="reward", max_steps=steps, learning_rate=learning_rate,
                              per_device_train_batch_size=batch_size, seed=seed, **overrides)
     peft = lora_config(rank, alpha, task_type="SEQ_CLS", modules_to_save=["score"])
     model = load_reward_model(seed) if model is None else model
-    from transformers import set_seed
-
-    set_seed(seed)          # o peft sorteia A ao criar o treinador: a mesma semente, o mesmo A
     return make_trainer("reward", model, tokenizer, dataset, args, peft_config=peft, **extra)
 
 

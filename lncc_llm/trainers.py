@@ -86,7 +86,11 @@ def make_trainer(trainer: str, model, tokenizer, dataset, args, peft_config=None
     ``args`` vem de ``cpu_training_args(trainer=...)``. Sem barra de progresso (``disable_tqdm``), o
     ``PrinterCallback`` sai (senão cada dicionário de log vai para o stdout) e as barras
     "Tokenizing…" do ``datasets`` ficam caladas; no JupyterLab a barra do treino aparece.
-    ``kwargs`` vão para o construtor (por exemplo ``reward_funcs`` no GRPO).
+    ``kwargs`` vão para o construtor (por exemplo ``reward_funcs`` no GRPO). Não é preciso fixar a
+    semente antes: os quatro treinadores do ``trl`` 1.16 chamam ``set_seed(args.seed)`` antes de o
+    ``peft`` sortear a matriz A do LoRA, então a mesma semente dá o mesmo A, qualquer que seja o
+    estado do gerador antes da chamada (a cabeça nova de um modelo de recompensa é sorteada antes,
+    ao carregar: ``reward_model.load_reward_model``).
     Ver Capítulo 7, seções 7.6 e 7.9, e Capítulo 8.
     """
     if trainer not in TRAINERS:

@@ -233,3 +233,17 @@ def test_dpo_trainer_evaluate_reports_the_hand_numbers_on_held_out_pairs(tiny_di
     assert metrics["eval_rewards/margins"] == pytest.approx(0.0, abs=1e-6)
     with pytest.raises(ValueError, match="eval_datasets"):
         al.dpo_trainer(model, tok, steps=1, eval_datasets={"vazio": held_out.select([])})
+
+
+def test_preference_inputs_defaults_and_refusals():
+    dataset, extra = al.preference_inputs()
+    assert len(dataset) == 8 and extra == {}
+    held = al.preference_dataset("validacao")
+    _, extra = al.preference_inputs(dataset, {"reservados": held})
+    assert list(extra) == ["eval_dataset"] and len(extra["eval_dataset"]["reservados"]) == 4
+    with pytest.raises(ValueError, match="vazio"):
+        al.preference_inputs(dataset.select([]))
+    with pytest.raises(ValueError, match="eval_datasets"):
+        al.preference_inputs(dataset, {"vazio": held.select([])})
+    with pytest.raises(ValueError, match="eval_datasets"):
+        al.preference_inputs(dataset, [held])

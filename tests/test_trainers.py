@@ -49,3 +49,27 @@ def test_lora_config_targets_q_v_by_default_or_every_linear_layer():
     assert config.target_modules == "all-linear" and config.r == 8 and config.lora_alpha == 16
     with pytest.raises(ValueError, match="posto do LoRA"):
         tr.lora_config(rank=0)
+
+
+def test_make_trainer_seeds_the_lora_draw_whatever_came_before(tiny_dir):
+    """O peft sorteia A ao criar o treinador, e o trl fixa args.seed antes: dois treinadores dão o
+    mesmo A mesmo com o gerador global em estados diferentes antes. Se uma versão nova do trl
+    deixar de semear, este teste falha (e quem chama make_trainer teria de semear)."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_dir)
+    data = Dataset.from_list([{"prompt": [{"role": "user", "content": "Hi"}],
+                               "completion": [{"role": "assistant", "content": "Hello"}]}])
+    drawn = []
+    for noise in (1, 7):
+        torch.manual_seed(noise)
+        torch.rand(100)
+        model = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
+        trainer = tr.make_trainer("sft", model, tok, data, tr.cpu_training_args(max_steps=1),
+                                  peft_config=tr.lora_config())
+        drawn.append(torch.cat([p.detach().flatten() for n, p in trainer.model.named_parameters()
+                                if "lora_A" in n]))
+        tr.run_training(trainer)
+    assert torch.equal(drawn[0], drawn[1])
