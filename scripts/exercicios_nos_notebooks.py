@@ -31,7 +31,8 @@ NOTEBOOKS = {"cap01": "cap01_introducao", "cap02": "cap02_nucleo_transformer",
              "cap07_sft_na_pratica": "cap07_sft_na_pratica",
              "cap08_alinhamento": "cap08_alinhamento",
              "cap08_rl_grpo": "cap08_rl_grpo",
-             "cap08_avaliacao": "cap08_avaliacao", "cap09": "cap09_tendencias",
+             "cap08_avaliacao": "cap08_avaliacao",
+             "cap08_vieses_harness": "cap08_vieses_harness", "cap09": "cap09_tendencias",
              "apA": "apendice_a_gpt_do_zero",
              "apA_treino": "apendice_a_treino", "apB": "apendice_b_llama_do_zero"}
 

@@ -12,7 +12,7 @@ from .comparar import Incorreto, comparar
 from .nucleo import ErroComum, Exercicio, Resultado, Status, ____, saida_recolhida
 
 CAPITULOS = ("cap01", "cap02", "cap02_atencao_camada", "cap03", "cap03_moe_bloco", "cap04", "cap04_feixe_cache", "cap05", "cap05_instrucoes_raciocinio", "cap06", "cap06_velocidade_memoria", "cap07", "cap07_sft_lora_qlora", "cap07_sft_na_pratica", "cap08_alinhamento", "cap08_rl_grpo",
-             "cap08_avaliacao", "cap09", "apA", "apA_treino", "apB")
+             "cap08_avaliacao", "cap08_vieses_harness", "cap09", "apA", "apA_treino", "apB")
 
 __all__ = ["____", "CAPITULOS", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
            "do_capitulo", "progresso", "saida_recolhida", "todos"]

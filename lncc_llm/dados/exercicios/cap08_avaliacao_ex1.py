@@ -4,4 +4,4 @@ sims2 = cross_similarities(train_texts, eval_texts + paraphrases)
 best_paraphrases = sims2[-2:].max(axis=1)
 for text, best in zip(paraphrases, best_paraphrases):
     print(f"{text:<44} similaridade máxima {best:.3f}")
-print(f"(limiar 0,3; maior par comum: {others.max():.3f})")
+print(f"(limiar {threshold:.3f}; maior par comum: {others.max():.3f})")
