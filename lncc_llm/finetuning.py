@@ -235,9 +235,13 @@ def finetune(method: str, dataset=None, *, steps: int = 8, learning_rate: float 
 
 
 @torch.no_grad()
-def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) -> list[str]:
+def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48,
+                   prefill: str | None = None) -> list[str]:
     """Respostas gulosas do modelo a várias conversas de uma vez (lote com preenchimento à
     esquerda).
+
+    Com ``prefill``, a vez do assistente já começa com esse texto (``continue_final_message``), e
+    a resposta devolvida é só a continuação (Capítulo 9, seção 9.1.1: saída estruturada).
 
     Gulosa e em lote fixo: o mesmo modelo dá o mesmo texto a cada execução na mesma máquina (outra
     CPU, uma GPU ou outra composição do lote podem mudar a soma em ponto flutuante, e o texto).
@@ -245,8 +249,13 @@ def greedy_answers(model, tokenizer, conversations, max_new_tokens: int = 48) ->
     """
     if not conversations:
         raise ValueError("A lista de conversas está vazia: passe ao menos uma lista de mensagens.")
-    texts = [tokenizer.apply_chat_template(list(m), add_generation_prompt=True, tokenize=False)
-             for m in conversations]
+    if prefill:
+        texts = [tokenizer.apply_chat_template(
+            list(m) + [{"role": "assistant", "content": prefill}], continue_final_message=True,
+            tokenize=False) for m in conversations]
+    else:
+        texts = [tokenizer.apply_chat_template(list(m), add_generation_prompt=True, tokenize=False)
+                 for m in conversations]
     from .likelihood import left_padded_batch
 
     batch = left_padded_batch(tokenizer, texts)   # o último token de cada linha é o do prompt

@@ -216,3 +216,16 @@ def test_side_by_side_keeps_columns_aligned():
     assert all(set(line[:20].strip()) <= {"a", " "} for line in lines[2:])
     with pytest.raises(ValueError):
         ft.side_by_side({})
+
+
+def test_greedy_answers_with_prefill_continue_the_assistant_turn(decoder):
+    from lncc_llm.sampling import generate
+
+    model, tokenizer = decoder
+    conv = [{"role": "user", "content": "What is 17 + 30? Reply as JSON with keys a and b."}]
+    cue = '{"a": '
+    out = ft.greedy_answers(model, tokenizer, [conv], max_new_tokens=8, prefill=cue)[0]
+    text = tokenizer.apply_chat_template(conv + [{"role": "assistant", "content": cue}],
+                                         continue_final_message=True, tokenize=False)
+    assert text.endswith("<|im_start|>assistant\n" + cue)
+    assert out == generate(model, tokenizer, text, max_new_tokens=8, greedy=True).text.strip()

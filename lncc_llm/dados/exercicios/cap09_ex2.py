@@ -13,3 +13,19 @@ if kept:
           f"de {len(odd)}, acurácia {acc_odd:.3f}")
 else:
     print("nenhum limiar atinge 0,75 nas pares, ou nenhuma ímpar passa dele")
+# uma divisão só é pouco: 500 divisões ao acaso, metade escolhe o limiar e a outra metade o mede
+import numpy as np  # noqa: E402
+
+rng = np.random.default_rng(0)
+held_out = []
+for _ in range(500):
+    order = rng.permutation(len(items))
+    pick, test = order[: len(items) // 2], order[len(items) // 2:]
+    curve_pick = abstention_curve([conf[i] for i in pick], [right[i] for i in pick])
+    limit = min((t for t, _, a in curve_pick if a >= 0.75), default=None)
+    kept_test = [right[i] for i in test if limit is not None and conf[i] >= limit]
+    if kept_test:
+        held_out.append(sum(kept_test) / len(kept_test))
+held_out = np.array(held_out)
+print(f"500 divisões ao acaso ({len(held_out)} com alguma resposta na outra metade): acurácia fora "
+      f"da amostra média {held_out.mean():.3f}; abaixo de 0,75 em {(held_out < 0.75).mean():.0%}")
