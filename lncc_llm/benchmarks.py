@@ -179,7 +179,7 @@ def gen_items(path: str | Path | None = None) -> list[dict]:
 
     O arquivo padrão, ``lncc_llm/dados/somas_gen.json``, tem somas de dois números de 10 a 49,
     sorteadas uma vez e guardadas. O modelo **gera** a resposta, e ela é pontuada por acerto exato
-    do primeiro número, como no GSM8K.
+    depois de um filtro que extrai um número do texto (o primeiro ou o último), como no GSM8K.
     Ver Capítulo 8, seção 8.4.5.
     """
     file = Path(path or GEN_TASK_FILE)
@@ -278,15 +278,16 @@ def lm_eval_task(folder: str | Path | None = None, data_file: str | Path | None 
 
 def run_lm_eval(model, tokenizer, folder: str | Path | None = None, task: str = MC_TASK_NAME,
                 apply_chat_template: bool = False, quiet: bool | None = None,
-                bootstrap_iters: int = 100) -> dict:
+                bootstrap_iters: int = 100, batch_size: int = 16) -> dict:
     """Roda uma tarefa do curso no lm-evaluation-harness, offline, com o modelo já carregado.
 
     Usa ``lm_eval.simple_evaluate`` com o ``HFLM`` do próprio harness em volta de ``model`` e
     ``tokenizer`` (nada é baixado). ``task`` é ``"lncc_fatos"`` (múltipla escolha) ou
     ``"lncc_somas"`` (gerativa). Com ``apply_chat_template=True``, o harness passa cada prompt pelo
-    template de chat do tokenizador (a opção ``--apply_chat_template``). Devolve, para a múltipla
-    escolha, ``{"acc", "acc_norm", "acc_stderr", "acc_norm_stderr", "loglikelihoods", "contexts"}``
-    (as log p de cada alternativa e o contexto que o harness montou); para a gerativa,
+    template de chat do tokenizador (a opção ``--apply_chat_template``). ``batch_size`` é o lote do
+    harness (com 1, as mesmas log p a menos de ~1e-5, três vezes mais devagar). Devolve, para a
+    múltipla escolha, ``{"acc", "acc_norm", "acc_stderr", "acc_norm_stderr", "loglikelihoods",
+    "contexts"}`` (as log p de cada alternativa e o contexto que o harness montou); para a gerativa,
     ``{"primeiro_numero", "ultimo_numero", …_stderr, "generations", "contexts"}`` (o acerto exato
     com cada filtro e os textos gerados). O erro-padrão
     é o do próprio harness, que só o calcula com ``bootstrap_iters > 0`` (para uma média, ele usa a
@@ -318,7 +319,7 @@ def run_lm_eval(model, tokenizer, folder: str | Path | None = None, task: str = 
             for lg in loggers:
                 lg.setLevel(logging.ERROR)
         with redirect, quiet_datasets(quiet):
-            lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=1)
+            lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size)
             # só a pasta do curso: indexar as milhares de tarefas do harness custa ~6 s a cada vez
             tasks = TaskManager(include_path=str(folder), include_defaults=False)
             res = lm_eval.simple_evaluate(model=lm, tasks=[task], task_manager=tasks,

@@ -54,7 +54,7 @@ JUDGE_TEMPLATES = {
 }
 
 # Pares de avaliação escritos para o curso: (pergunta, resposta certa, resposta errada), com as duas
-# respostas na mesma forma. O primeiro é a soma do Capítulo 4 em que o modelo errou com fluência.
+# respostas na mesma forma. O primeiro é a soma da seção 5.6, que o modelo errou com fluência.
 JUDGE_PAIRS = (
     ("What is 27 + 58?", "27 + 58 = 85.", "27 + 58 = 125."),
     ("What is 9 × 6?", "9 × 6 = 54.", "9 × 6 = 56."),
@@ -224,9 +224,9 @@ class PositionReport:
     * ``consistent``: escolheu a mesma resposta nas duas ordens (a regra da troca declara vitória);
     * ``first`` / ``second``: escolheu a mesma *posição* nas duas ordens (viés; a regra dá empate);
     * ``correct``: vitórias consistentes da resposta certa;
-    * ``calibrated``: pares em que a certa vence pela média das margens das duas ordens (a
-      calibração de posição de Wang et al., 2024: o viés de posição, igual nas duas ordens, se
-      cancela).
+    * ``calibrated``: pares em que a certa vence pela média das duas ordens da margem a favor dela,
+      (m1 − m2)/2 > 0 (a calibração de posição de Wang et al., 2024: o viés de posição, que soma o
+      mesmo às duas margens da primeira posição, se cancela).
     ``margins`` guarda, por par, a margem (primeira − segunda posição) com a certa em primeiro e
     com a certa em segundo.
     Ver Capítulo 8, seção 8.4.4.

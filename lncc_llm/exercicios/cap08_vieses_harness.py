@@ -17,7 +17,7 @@ NOTEBOOK = "cap08_vieses_harness"
 _contexto = celulas_do_notebook(NOTEBOOK, ("f914fedb",), extra="""
 import math
 
-from lncc_llm import load_decoder
+from lncc_llm import check, load_decoder
 from lncc_llm.benchmarks import mc_items, multiple_choice_accuracy
 
 model, tokenizer = load_decoder()
