@@ -5,9 +5,7 @@ Ver Capítulo 8, seção 8.4.3.
 """
 from __future__ import annotations
 
-import torch
-
-from .likelihood import left_padded_batch
+from .likelihood import token_logprobs
 
 
 def cross_similarities(train, test, ngram_range=(3, 5)):
@@ -46,34 +44,6 @@ def near_duplicates(train, test, ngram_range=(3, 5), threshold: float = 0.5):
     for i, row in enumerate(sims):
         j = int(row.argmax())
         out.append((i, j, float(row[j]), bool(row[j] >= threshold)))
-    return out
-
-
-@torch.no_grad()
-def token_logprobs(model, tokenizer, texts) -> list[list[float]]:
-    """Para cada texto, log p(token | tokens anteriores) de cada token a partir do segundo.
-
-    Uma passagem em lote, com preenchimento à esquerda e máscara de atenção; o primeiro token não
-    tem contexto e fica de fora.
-    Ver Capítulo 8, seção 8.4.3.
-    """
-    texts = list(texts)
-    if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
-        raise ValueError("Passe uma lista de textos não vazios.")
-    batch = left_padded_batch(tokenizer, texts)
-    device = next(model.parameters()).device
-    mask = batch["attention_mask"]
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
-                   position_ids=positions.to(device)).logits.double().cpu()
-    logp = torch.log_softmax(logits[:, :-1], dim=-1)
-    target = batch["input_ids"][:, 1:]
-    picked = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
-    out = []
-    for row, m in zip(picked, mask[:, 1:].bool() & mask[:, :-1].bool()):
-        out.append([float(x) for x in row[m]])
-    if any(len(r) == 0 for r in out):
-        raise ValueError("Cada texto precisa de ao menos dois tokens para ter uma log p.")
     return out
 
 

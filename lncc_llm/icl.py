@@ -211,7 +211,7 @@ def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int =
 
     Ver Capítulo 5, seção 5.3.
     """
-    from .evaluation import auroc
+    from .stats import auroc
 
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws deve ser um inteiro ≥ 1; recebi {draws!r}.")

@@ -172,3 +172,30 @@ def last_token_logits(model, tokenizer, texts) -> torch.Tensor:
     return model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
                  position_ids=positions.to(device), logits_to_keep=1).logits[:, -1].float().cpu()
 
+
+@torch.no_grad()
+def token_logprobs(model, tokenizer, texts) -> list[list[float]]:
+    """Para cada texto, log p(token | tokens anteriores) de cada token a partir do segundo.
+
+    Uma passagem em lote, com preenchimento à esquerda e máscara de atenção; o primeiro token não
+    tem contexto e fica de fora.
+    Ver Capítulo 8, seção 8.4.3 (Min-K % prob).
+    """
+    texts = list(texts)
+    if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+        raise ValueError("Passe uma lista de textos não vazios.")
+    batch = left_padded_batch(tokenizer, texts)
+    device = next(model.parameters()).device
+    mask = batch["attention_mask"]
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(input_ids=batch["input_ids"].to(device), attention_mask=mask.to(device),
+                   position_ids=positions.to(device)).logits.double().cpu()
+    logp = torch.log_softmax(logits[:, :-1], dim=-1)
+    target = batch["input_ids"][:, 1:]
+    picked = logp.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+    out = []
+    for row, m in zip(picked, mask[:, 1:].bool() & mask[:, :-1].bool()):
+        out.append([float(x) for x in row[m]])
+    if any(len(r) == 0 for r in out):
+        raise ValueError("Cada texto precisa de ao menos dois tokens para ter uma log p.")
+    return out

@@ -66,7 +66,7 @@ def first_token_margins(model, tokenizer, conversations, labels) -> torch.Tensor
     conversations = list(conversations)
     if not conversations:
         raise ValueError("A lista de conversas está vazia: passe ao menos uma lista de mensagens.")
-    from .evaluation import label_token_ids
+    from .judge import label_token_ids
     from .likelihood import last_token_logits
 
     ids = label_token_ids(tokenizer, labels)   # erro em pt-BR se um rótulo tiver vários tokens
