@@ -99,9 +99,45 @@ def install_number_rule(cell_class):
     cell_class.compare_outputs = compare_outputs
 
 
+RUN_ALL_CHECK = ("from lncc_llm.exercicios import conferir_nao_tentados\n"
+                 "conferir_nao_tentados({notebook!r})")
+
+
+def install_run_all_check(file_class, cell_class):
+    """Depois da última célula de cada notebook com exercícios, o nbval roda mais um item no mesmo
+    kernel: cada verificador do notebook tem de responder "não tentado", porque as soluções recolhidas
+    rodam à parte e não respondem pelo leitor (o "Run All" de um estudante). Sem custo: o kernel já
+    está aberto."""
+    collect = file_class.collect
+    if getattr(collect, "run_all_check", False):
+        return
+
+    def collect_with_check(self):
+        import nbformat
+
+        cells = list(collect(self))
+        yield from cells
+        notebook = Path(str(self.fspath)).stem
+        from lncc_llm.exercicios import NOTEBOOKS, do_capitulo
+
+        if notebook not in NOTEBOOKS or not do_capitulo(notebook) or not cells:
+            return
+        from collections import defaultdict
+
+        cell = nbformat.v4.new_code_cell(RUN_ALL_CHECK.format(notebook=notebook))
+        number = cells[-1].cell_num + 1
+        name = f"Cell {number} (exercícios: não tentados após Run All)"
+        yield cell_class.from_parent(self, name=name, cell_num=number, cell=cell,
+                                     options=defaultdict(bool, {"check": False}))
+
+    collect_with_check.run_all_check = True
+    file_class.collect = collect_with_check
+
+
 def pytest_configure(config):
     try:
-        from nbval.plugin import IPyNbCell
+        from nbval.plugin import IPyNbCell, IPyNbFile
     except ImportError:  # sem nbval, não há saídas guardadas a comparar
         return
     install_number_rule(IPyNbCell)
+    install_run_all_check(IPyNbFile, IPyNbCell)

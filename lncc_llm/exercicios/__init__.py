@@ -1,7 +1,8 @@
 """Exercícios que conferem a resposta do leitor: ``exN.verificar()``, ``exN.dica()`` e a solução recolhida.
 
-Cada capítulo tem o seu módulo (``cap02``, ``cap03``, …, ``apA``) com os exercícios ``ex1``, ``ex2``…;
-o notebook faz ``from lncc_llm.exercicios.cap03 import ____, ex1, ex2``. Importar este pacote não importa o
+Cada notebook tem o seu módulo, com o mesmo nome (``book/cap03_variacoes_modernas.ipynb`` →
+``lncc_llm.exercicios.cap03_variacoes_modernas``), com os exercícios ``ex1``, ``ex2``…; a célula inicial faz
+``from lncc_llm.exercicios.cap03_variacoes_modernas import ____, ex1``. Importar este pacote não importa o
 torch. Como usar: ``intro.md``, "Exercícios que conferem a sua resposta".
 """
 from __future__ import annotations
@@ -11,15 +12,22 @@ import importlib
 from .comparar import Incorreto, comparar
 from .nucleo import ErroComum, Exercicio, Resultado, Status, ____, saida_recolhida
 
-CAPITULOS = ("cap01", "cap02", "cap02_atencao_camada", "cap03", "cap03_moe_bloco", "cap04", "cap04_feixe_cache", "cap05", "cap05_instrucoes_raciocinio", "cap06", "cap06_velocidade_memoria", "cap07", "cap07_sft_lora_qlora", "cap07_sft_na_pratica", "cap08_alinhamento", "cap08_rl_grpo",
-             "cap08_avaliacao", "cap08_vieses_harness", "cap09", "apA", "apA_treino", "apB")
+# um módulo por notebook, com o nome do notebook, na ordem do _toc.yml
+CAPITULOS = ("cap01_introducao", "cap02_nucleo_transformer", "cap02_atencao_camada", "cap03_variacoes_modernas",
+             "cap03_moe_bloco", "cap04_inferencia_causal", "cap04_feixe_cache", "apendice_a_gpt_do_zero",
+             "apendice_a_treino", "apendice_b_llama_do_zero", "cap05_prompting_icl",
+             "cap05_instrucoes_raciocinio", "cap06_pretreinamento_otimizacao", "cap06_velocidade_memoria",
+             "cap07_treinamento_otimizacao", "cap07_sft_lora_qlora", "cap07_sft_na_pratica",
+             "cap08_alinhamento", "cap08_rl_grpo", "cap08_avaliacao", "cap08_vieses_harness",
+             "cap09_tendencias")
+NOTEBOOKS = CAPITULOS
 
-__all__ = ["____", "CAPITULOS", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
+__all__ = ["____", "CAPITULOS", "NOTEBOOKS", "conferir_nao_tentados", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
            "do_capitulo", "progresso", "saida_recolhida", "todos"]
 
 
 def do_capitulo(capitulo: str) -> list[Exercicio]:
-    """Os exercícios conferíveis de um capítulo (``"cap03"``), em ordem. Ver Introdução, "Exercícios que conferem a sua resposta"."""
+    """Os exercícios conferíveis de um notebook (``"cap03_variacoes_modernas"``), em ordem. Ver Introdução, "Exercícios que conferem a sua resposta"."""
     try:
         modulo = importlib.import_module(f"{__name__}.{capitulo}")
     except ModuleNotFoundError:
@@ -46,3 +54,17 @@ def progresso() -> None:
     tabela = "".join(f"<tr><td>{c}</td><td>{n}</td><td>{t}</td><td>{k}</td></tr>" for c, n, t, k in linhas)
     mostrar(Exibivel(texto, "<table><tr><th>capítulo</th><th>exercícios</th><th>tentados</th>"
                               f"<th>corretos</th></tr>{tabela}</table>"))
+
+
+def conferir_nao_tentados(notebook: str, ns: dict | None = None) -> None:
+    """Depois de "Run All" (ou do nbval), sem nada escrito pelo leitor, cada verificador do notebook tem de
+    responder "não tentado": as soluções não respondem pelo leitor. Levanta ``AssertionError`` se algum
+    responder outra coisa. Ver Introdução, "Exercícios que conferem a sua resposta"."""
+    from .nucleo import Status, _namespace_do_leitor
+
+    if ns is None:
+        ns = _namespace_do_leitor()
+    respostas = {ex.id: ex.checar(ns) for ex in do_capitulo(notebook)}
+    outros = {i: r for i, r in respostas.items() if r.status is not Status.NAO_TENTADO}
+    assert not outros, f"depois de rodar {notebook} inteiro, estes verificadores não dizem 'não tentado': {outros}"
+    print(f"{notebook}: {len(respostas)} verificadores, todos 'não tentado' depois de rodar o notebook inteiro")

@@ -8,7 +8,7 @@ import numpy as np
 
 from .comparar import Incorreto, como_array
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap02_atencao_camada"
 _contexto = celulas_do_notebook(NOTEBOOK, (
@@ -66,8 +66,39 @@ def _tres_numeros(valor, nome):
     return arr.astype(np.float64)
 
 
+def _produtos(valor):
+    """Os três vetores de produtos q·k do leitor, como arrays float64 (ou ``Incorreto``)."""
+    if not isinstance(valor, (list, tuple)) or len(valor) != 3:
+        raise Incorreto("`dots` deveria ser uma lista com 3 vetores de produtos q·k, um para cada d_k = 2, 32, "
+                        "512.")
+    saida = []
+    for d, v in zip(_DIMENSOES, valor):
+        arr = como_array(v)
+        if arr is None or arr.ndim != 1 or arr.dtype.kind not in "f":
+            raise Incorreto(f"com d_k = {d}, `dots` deveria ser um vetor de floats: os N produtos q·k.")
+        if arr.size < 20000:
+            raise Incorreto(f"com d_k = {d}, `dots` tem {arr.size} produtos; sorteie N = 20 000 pares.")
+        saida.append(arr.astype(np.float64))
+    return saida
+
+
+def _curtose(x):
+    x = x - x.mean()
+    return float((x ** 4).mean() / (x ** 2).mean() ** 2 - 3)
+
+
 def _conferir_ex3(valores, ns):
+    produtos = _produtos(valores["dots"])
+    # q·k com d_k = 2 é a soma de 2 produtos de normais: caudas pesadas (curtose em excesso 3 + 6/d_k ... 3).
+    # Um vetor sorteado direto de uma normal com variância d_k (sem fazer o produto) tem curtose 0.
+    if _curtose(produtos[0]) < 1.0:
+        raise Incorreto("com d_k = 2, os seus `dots` têm a distribuição de uma normal, não a de q·k (uma soma de "
+                        "2 produtos de normais tem caudas bem mais pesadas): sorteie `q` e `k` e faça o "
+                        "produto interno linha a linha.")
     brutas = _tres_numeros(valores["raw_vars"], "raw_vars")
+    if not np.allclose(brutas, [p.var(ddof=1) for p in produtos], rtol=1e-3, atol=0.0):
+        raise Incorreto("`raw_vars` não é a variância dos seus `dots`: calcule `dots.var()` para cada d_k, com os "
+                        "produtos que você sorteou (e não o valor que a teoria prevê).")
     escaladas = _tres_numeros(valores["scaled_vars"], "scaled_vars")
     for d, v in zip(_DIMENSOES, brutas):
         if not (np.isfinite(v) and v > 0):
@@ -95,7 +126,7 @@ def _escaladas_erradas(ns, potencia):
 
 
 ex2 = Exercicio(
-    "cap02_atencao_camada.ex2", "a variância de q·k com e sem √d_k", ("raw_vars", "scaled_vars"),
+    "cap02_atencao_camada.ex2", "a variância de q·k com e sem √d_k", ("dots", "raw_vars", "scaled_vars"),
     dicas=(
         "Para cada d_k, sorteie duas matrizes `torch.randn(N, d_k)`, com N = 20 000 linhas (cada linha é um "
         "par q, k), faça o produto interno linha a linha e tire a variância dos N números.",
@@ -115,7 +146,13 @@ ex2 = Exercicio(
                   "variância cresce com o quadrado da escala).",
                   lambda ns: _escaladas_erradas(ns, 0.5)),
     ),
+    atalhos=(
+        ErroComum("`raw_vars` não é a variância dos seus `dots`: calcule `dots.var()` para cada d_k, com os "
+                  "produtos que você sorteou (e não o valor que a teoria prevê).",
+                  lambda ns: {"raw_vars": [2.0, 32.0, 512.0], "scaled_vars": [1.0, 1.0, 1.0]}),
+    ),
     inicio="""
+dots = ____         # 3 vetores (um por d_k = 2, 32, 512) com os N = 20 000 produtos q·k sorteados
 raw_vars = ____     # 3 floats: a variância estimada de q·k para d_k = 2, 32, 512
 scaled_vars = ____  # 3 floats: a variância de q·k/√d_k, com os mesmos produtos
 """,

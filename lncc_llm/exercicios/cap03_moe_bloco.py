@@ -3,7 +3,7 @@ Mixtral."""
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap03_moe_bloco"
 _contexto = celulas_do_notebook(NOTEBOOK, (
@@ -19,8 +19,20 @@ def _contagens(ns, k):
     return {"especialistas_total": e * p, "especialistas_ativos": k * p, "ativos": k * p + roteador}
 
 
+def _portas(ns, gate="renormalizado"):
+    """As portas da camada top-2 (semente 1) nos tokens ``X`` da lição, pelo ``top_k_route`` do pacote."""
+    import torch
+
+    from ..moe import MoELayer, top_k_route
+
+    camada = MoELayer(ns["d_model"], ns["d_ff"], ns["n_experts"], k=2,
+                      generator=torch.Generator().manual_seed(1)).double()
+    with torch.no_grad():
+        return top_k_route(camada.router(ns["X"]), k=2, gate=gate).gates
+
+
 ex1 = Exercicio(
-    "cap03_moe_bloco.ex1", "parâmetros de um MoE top-2", ("counts_top2", "ratio"),
+    "cap03_moe_bloco.ex1", "portas e parâmetros de um MoE top-2", ("gates_top2", "counts_top2", "ratio"),
     dicas=(
         "Um especialista é uma FFN d → d_ff → d com vieses: conte P à mão. Com k = 2, quantos trabalham por "
         "token?",
@@ -28,14 +40,20 @@ ex1 = Exercicio(
         "com `moe_parameter_counts`.",
         "A razão pedida é especialistas no total dividido por especialistas ativos.",
     ),
-    esperado=lambda ns: {"counts_top2": _contagens(ns, 2), "ratio": ns["n_experts"] / 2},
+    esperado=lambda ns: {"gates_top2": _portas(ns), "counts_top2": _contagens(ns, 2), "ratio": ns["n_experts"] / 2},
     erros_comuns=(
+        ErroComum("essas são as portas do Switch (cada uma é a própria p_e, sem renormalizar): com k = 2, as duas "
+                  "portas de cada token têm de somar 1, como no Mixtral.",
+                  lambda ns: {"gates_top2": _portas(ns, gate="switch")},
+                  dica="Com k = 2, divida as duas probabilidades escolhidas pela soma delas (`gate=\"renormalizado\"`, "
+                       "o padrão do `MoELayer` quando k > 1); as portas de cada token somam 1."),
         ErroComum("essas são as contagens de k = 1: a camada deste exercício tem k = 2.",
                   lambda ns: {"counts_top2": _contagens(ns, 1)}),
         ErroComum("a razão está invertida: pede-se total / ativos, que é maior que 1.",
                   lambda ns: {"ratio": 2 / ns["n_experts"]}),
     ),
     inicio="""
+gates_top2 = ____   # as portas da camada com k = 2 nos tokens X: um tensor (T, 2), o `gates` do roteamento
 counts_top2 = ____  # moe_parameter_counts da camada com k = 2
 ratio = ____        # especialistas: total / ativos
 """,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap04_feixe_cache"
 # As células da lição que as soluções usam: o modelo, o prompt, os logits z e os 20 tokens gulosos (o

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from .contexto import celulas_do_notebook, memorizar
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap05_instrucoes_raciocinio"
 # O modelo, as 48 críticas e as respostas com o prompt de sistema padrão (seção 5.5.1), o extrator `read_sum`
@@ -27,6 +27,11 @@ def _comeca_com_a_frase(texto):
     return achado.group(1) if achado else None
 
 
+def _termina_com_a_frase(texto):
+    achado = re.search(r"The review is (positive|negative)\.\s*$", texto)
+    return achado.group(1) if achado else None
+
+
 def _em_qualquer_lugar(texto):
     achado = re.findall(r"\b(positive|negative)\b", texto)
     return achado[0] if len(set(achado)) == 1 else None
@@ -40,7 +45,8 @@ def _entradas_ex1(ns):
     difíceis = ["The review is positive.", "  The review is negative. ", "The review is positive",
                 "The review is positive. The reviewer loved it.", "the review is positive.",
                 "The review is Positive.", "I think the review is negative.", "negative",
-                "The review is positive or negative."]
+                "The review is positive or negative.", "Sure. The review is positive.",
+                "Answer: The review is negative.", "Sure! The review is negative. Thanks."]
     return [(t,) for t in difíceis + list(_respostas_padrao(ns))]
 
 
@@ -63,7 +69,13 @@ ex1 = Exercicio(
     erros_comuns=(
         ErroComum("o validador aceitou uma resposta que continua depois da frase (\"The review is positive. The "
                   "reviewer…\"): o formato pedido é a frase e nada mais; use `re.fullmatch`, não `re.match`.",
-                  lambda ns: {"sentence_label": _comeca_com_a_frase}),
+                  lambda ns: {"sentence_label": _comeca_com_a_frase},
+                  dica="`re.match` só ancora no começo; `re.fullmatch` exige que o texto inteiro seja a frase."),
+        ErroComum("o validador aceitou uma resposta com algo antes da frase (\"Sure. The review is positive.\"): "
+                  "a âncora do fim (`$`) não basta; o formato pedido é a frase e nada mais, dos dois lados.",
+                  lambda ns: {"sentence_label": _termina_com_a_frase},
+                  dica="Ancore nos dois lados: `re.fullmatch` (ou `^` no começo e `$` no fim) com espaços "
+                       "opcionais `\\s*` em volta da frase."),
         ErroComum("isso lê o rótulo onde ele estiver, como o `parse_label`: mede o acerto, não o formato. O "
                   "validador só aceita a frase exata.",
                   lambda ns: {"sentence_label": _em_qualquer_lugar}),

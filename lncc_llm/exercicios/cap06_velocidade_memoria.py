@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap06_velocidade_memoria"
 _CONFIGURACAO = ("6b2e0001", "6b2e0003")          # setup_notebook e as importações da seção 6.2
@@ -41,8 +41,15 @@ def _maiores(orcamento: float, passo_a_mais: int = 0) -> dict:
             for metodo, base in (("lora", 2.0), ("qlora", _NF4_DUPLA))}
 
 
+def _bytes_do_maior(orcamento: float, fracao: float = 1.0) -> dict:
+    """Os bytes de treino do maior modelo que cabe, contados com ``fracao`` dos parâmetros."""
+    maiores = _maiores(orcamento)
+    return {metodo: fracao * maiores[metodo] * 1e9 * (base + _ADAPTADORES)
+            for metodo, base in (("lora", 2.0), ("qlora", _NF4_DUPLA))}
+
+
 ex1 = Exercicio(
-    "cap06_velocidade_memoria.ex1", "o maior modelo que cabe numa RTX 4090", ("largest",),
+    "cap06_velocidade_memoria.ex1", "o maior modelo que cabe numa RTX 4090", ("largest", "used_bytes"),
     dicas=(
         "A reserva é `activation_model(architectures[\"Llama-2-7B\"], 1024, bytes_per_value=2, "
         "trainable_norms=False)[\"total\"]`, em bytes; o orçamento é o que sobra dos 24 GB decimais (10⁹ bytes), "
@@ -52,7 +59,7 @@ ex1 = Exercicio(
         "Por parâmetro, o LoRA gasta 2 bytes de base bf16 mais 1 % × 16 bytes de adaptadores; o QLoRA, cerca "
         "de 0,52 byte de base mais os mesmos 0,16.",
     ),
-    esperado=lambda ns: {"largest": _maiores(_PLACA - _reserva())},
+    esperado=lambda ns: {"largest": _maiores(_PLACA - _reserva()), "used_bytes": _bytes_do_maior(_PLACA - _reserva())},
     erros_comuns=(
         ErroComum("faltou a reserva: as ativações de uma sequência de 1 024 tokens saem da placa antes dos pesos.",
                   lambda ns: {"largest": _maiores(_PLACA)}),
@@ -67,8 +74,15 @@ ex1 = Exercicio(
         ErroComum("esses são os primeiros tamanhos que já não cabem: pede-se o maior que cabe.",
                   lambda ns: {"largest": _maiores(_PLACA - _reserva(), passo_a_mais=1)}),
     ),
+    atalhos=(
+        ErroComum("`used_bytes` não é a memória de treino do maior modelo: conte todos os parâmetros dele "
+                  "(`training_memory(b * 1e9, método)[\"total\"]`), não uma parte; com 99 % dos parâmetros, "
+                  "os mesmos dois inteiros de `largest` ainda aparecem, mas os bytes não.",
+                  lambda ns: {"used_bytes": _bytes_do_maior(_PLACA - _reserva(), fracao=0.99)}),
+    ),
     inicio="""
 largest = ____      # {"lora": ..., "qlora": ...}: o maior modelo que cabe, em bilhões de parâmetros (inteiros)
+used_bytes = ____   # {"lora": ..., "qlora": ...}: os bytes de treino desse maior modelo (training_memory, "total")
 """,
     contexto=_contexto_ex1,
 )

@@ -7,7 +7,7 @@ não cabe na conferência. Do exercício 2, confere-se a contagem; a junção do
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap07_sft_lora_qlora"
 

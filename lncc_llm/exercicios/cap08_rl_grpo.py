@@ -6,7 +6,7 @@ import math
 
 from .comparar import Incorreto, comparar
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap08_rl_grpo"
 # setup_notebook, as importações, o REINFORCE da seção 8.3.5, a variância exata e as vantagens do GRPO

@@ -26,13 +26,17 @@ def celula_dicas(ex: Exercicio) -> str:
 
 
 def celula_inicial(ex: Exercicio) -> str:
-    return (f"# Exercício {ex.numero}: troque cada ____ pela sua resposta e rode a célula "
-            f"(uma dica por vez: {ex.nome}.dica())\n"
+    """A célula que o leitor completa: a linha do import fica como está; as de baixo têm ``____``."""
+    o_que = ("escreva o corpo da função no lugar de cada ____" if ex.tipo == "nucleo"
+             else "troque cada ____ pela sua resposta")
+    return (f"# Exercício {ex.numero} (uma dica por vez: {ex.nome}.dica()); os dois imports ficam como estão\n"
             "from lncc_llm.exercicios import ____\n"
             f"from lncc_llm.exercicios.{ex.capitulo} import {ex.nome}\n"
             + ("\n\n" if ex.inicio.startswith(("def ", "class ")) else "\n")   # o espaço que o ruff pede
-            + f"{ex.inicio}\n"
-            f"{ex.nome}.verificar()")
+            + f"# Sua resposta: {o_que}, nas linhas abaixo\n"
+            f"{ex.inicio}\n"
+            + ("\n\n" if ex.inicio.startswith(("def ", "class ")) else "")
+            + f"{ex.nome}.verificar()")
 
 
 def celula_solucao(ex: Exercicio) -> str:
@@ -102,7 +106,7 @@ def _e_gerada(celula: dict, ex: Exercicio) -> bool:
     if celula["cell_type"] == "markdown":
         return fonte.startswith(('<details class="lncc-dica"><summary>Dica 1</summary>',
                                  "<details><summary>Dica 1</summary>"))
-    return (primeira.startswith(f"# Exercício {ex.numero}:")
+    return (re.match(rf"# Exercício {ex.numero}[: ]", primeira) is not None
             or re.search(rf"Solução do exercício {ex.numero}\b(?! \(continuação)", primeira) is not None)
 
 

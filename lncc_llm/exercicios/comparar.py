@@ -74,6 +74,10 @@ def comparar(obtido, esperado, *, rtol: float = 1e-4, atol: float = 1e-6, nome: 
         return
     if a is None:
         raise Incorreto(f"{nome} deveria ser um número ou um tensor, e é {_descricao_tipo(obtido)}.")
+    if b.dtype.kind == "b" and a.dtype.kind != "b" and hasattr(obtido, "detach"):
+        # uma máscara de floats: `masked_fill` e `torch.where` pedem booleanos (o erro clássico das máscaras)
+        raise Incorreto(f"{nome} é um tensor de {str(obtido.dtype).removeprefix('torch.')}, e deveria ser "
+                        "booleano (`dtype=torch.bool`): uma máscara de True/False.")
     if a.shape != b.shape:
         if a.ndim == 2 and a.shape == b.shape[::-1] and _perto(a.T, b, rtol, atol):
             raise Incorreto(f"{nome} está transposta: formato {a.shape} no lugar de {b.shape}.")

@@ -22,13 +22,54 @@ from .comparar import Incorreto, comparar
 
 
 class _Lacuna:
-    """O marcador ``____`` da célula inicial: a resposta ainda não foi escrita."""
+    """O marcador ``____`` da célula inicial: a resposta ainda não foi escrita.
+
+    Uma conta com a lacuna dá a lacuna (``____ @ W``, ``____[0]``, ``f(____)`` com ``f = ____``): a
+    célula roda até o ``verificar()``, que diz "não tentado" e nomeia a primeira variável ainda vazia.
+    Cópias (``copy.deepcopy``) são a própria lacuna; ela só é igual a si mesma."""
+
+    __array_ufunc__ = None          # o NumPy devolve a conta para a lacuna, que a absorve
+    __array_priority__ = 10_000
 
     def __repr__(self) -> str:
         return "____"
 
     def __bool__(self) -> bool:
         return False
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return "____"
+
+    def __getattr__(self, nome):
+        if nome.startswith("__"):
+            raise AttributeError(nome)
+        return self
+
+    def _absorve(self, *args, **kwargs):
+        return self
+
+    __call__ = __getitem__ = _absorve
+    __neg__ = __pos__ = __abs__ = __invert__ = _absorve
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _absorve
+    __matmul__ = __rmatmul__ = __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _absorve
+    __mod__ = __rmod__ = __pow__ = __rpow__ = _absorve
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = _absorve
+    __lt__ = __le__ = __gt__ = __ge__ = _absorve
+
+    def __eq__(self, outro):
+        return outro is self
+
+    def __ne__(self, outro):
+        return outro is not self
+
+    def __hash__(self):
+        return id(self)
 
 
 ____ = _Lacuna()
@@ -96,6 +137,7 @@ class ErroComum:
 
     mensagem: str
     resposta: Callable[[dict], dict]
+    dica: str | int | None = None   # a dica para quem cometeu este erro (texto, ou o número de uma das dicas)
 
 
 class Exibivel:
@@ -130,13 +172,123 @@ def _namespace_do_leitor(profundidade: int = 2) -> dict:
 
 
 def _vazio(valor) -> bool:
-    if valor is ____ or valor is Ellipsis:
+    if isinstance(valor, _Lacuna) or valor is Ellipsis:
         return True
     if isinstance(valor, (list, tuple)):
         return any(_vazio(v) for v in valor)
     if isinstance(valor, dict):
         return any(_vazio(v) for v in valor.values())
     return False
+
+
+def _codigos(codigo):
+    """O objeto de código e os aninhados nele (funções internas, lambdas, compreensões)."""
+    yield codigo
+    for const in codigo.co_consts:
+        if hasattr(const, "co_names"):
+            yield from _codigos(const)
+
+
+def _linha_da_lacuna(funcao) -> int | None:
+    """A linha (do arquivo ou da célula) da primeira ``____`` no corpo de ``funcao``; ``None`` se não há."""
+    import dis
+
+    codigo = getattr(funcao, "__code__", None)
+    if codigo is None and isinstance(funcao, type):         # uma classe: os métodos dela
+        linhas = [_linha_da_lacuna(m) for m in vars(funcao).values() if hasattr(m, "__code__")]
+        linhas = [n for n in linhas if n is not None]
+        return min(linhas) if linhas else None
+    if codigo is None:
+        return None
+    linhas = []
+    for c in _codigos(codigo):
+        if "____" in c.co_names:
+            linhas += [i.positions.lineno for i in dis.get_instructions(c)
+                       if i.argval == "____" and i.opname.startswith(("LOAD_GLOBAL", "LOAD_NAME"))
+                       and i.positions is not None and i.positions.lineno is not None]
+    return min(linhas) if linhas else None
+
+
+BIBLIOTECAS = ("torch", "numpy", "transformers", "tokenizers", "tiktoken", "peft", "bitsandbytes", "trl",
+               "gguf", "scipy", "sklearn", "lncc_llm", "functools", "builtins")
+
+
+def _de_biblioteca(funcao) -> str | None:
+    """O nome qualificado de ``funcao`` se ela vem pronta de uma biblioteca (ou do ``lncc_llm``)."""
+    if isinstance(funcao, type):
+        return None
+    modulo = getattr(funcao, "__module__", None) or getattr(type(funcao), "__module__", "")
+    if modulo and modulo.split(".")[0] in BIBLIOTECAS and not modulo.startswith("lncc_llm.exercicios"):
+        nome = getattr(funcao, "__qualname__", None) or getattr(funcao, "__name__", None) or type(funcao).__name__
+        return f"{modulo}.{nome}"
+    return None
+
+
+def _resolver(caminho: str):
+    """``"torch.nn.functional.softmax"`` → (módulo, atributo, objeto); ``None`` se não existe."""
+    import importlib
+
+    partes = caminho.split(".")
+    for corte in range(len(partes) - 1, 0, -1):
+        try:
+            dono = importlib.import_module(".".join(partes[:corte]))
+        except ImportError:
+            continue
+        for nome in partes[corte:-1]:
+            dono = getattr(dono, nome, None)
+        if dono is not None and hasattr(dono, partes[-1]):
+            return dono, partes[-1], getattr(dono, partes[-1])
+        return None
+    return None
+
+
+class _AtalhoUsado(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _armadilhas(caminhos: tuple[str, ...]):
+    """Troca, durante a chamada do leitor, cada função proibida por uma que acusa o uso."""
+    trocas = []
+    for caminho in caminhos:
+        achado = _resolver(caminho)
+        if achado is None:
+            continue
+        dono, nome, original = achado
+
+        def acusa(*args, _caminho=caminho, **kwargs):
+            raise _AtalhoUsado(_caminho)
+
+        try:
+            setattr(dono, nome, acusa)
+        except (AttributeError, TypeError):
+            continue
+        trocas.append((dono, nome, original))
+    try:
+        yield
+    finally:
+        for dono, nome, original in reversed(trocas):
+            setattr(dono, nome, original)
+
+
+def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
+    """Se o código de ``funcao`` nomeia, por um nome global ou do fecho, um objeto proibido."""
+    codigo = getattr(funcao, "__code__", None)
+    if codigo is None or not caminhos:
+        return None
+    proibidos = {}
+    for caminho in caminhos:
+        achado = _resolver(caminho)
+        if achado is not None:
+            proibidos[id(achado[2])] = caminho
+    globais = getattr(funcao, "__globals__", {})
+    fecho = dict(zip(codigo.co_freevars, (c.cell_contents for c in (funcao.__closure__ or ()))))
+    for c in _codigos(codigo):
+        for nome in c.co_names + c.co_freevars:
+            alvo = fecho.get(nome, globais.get(nome))
+            if alvo is not None and id(alvo) in proibidos:
+                return proibidos[id(alvo)]
+    return None
 
 
 def _sem_gradiente():
@@ -150,11 +302,19 @@ class Exercicio:
     - ``variaveis``: os nomes que o leitor define na célula inicial;
     - ``esperado(ns)``: o valor certo de cada variável, calculado por um caminho independente da solução
       (para uma variável que é uma função, a função de referência);
-    - ``entradas(ns)``: as chamadas de teste, quando o leitor escreve uma função;
+    - ``entradas(ns)``: as chamadas de teste, quando o leitor escreve uma função (uma lista de tuplas ou de
+      dicionários de argumentos; ou, com várias funções, um dicionário nome → lista);
     - ``conferir(valores, ns)``: uma conferência sob medida (levanta :class:`Incorreto`), no lugar da
       comparação com ``esperado``;
     - ``erros_comuns``: os erros previstos, cada um com a sua mensagem;
     - ``contexto()``: o namespace mínimo para rodar a solução de referência fora do notebook;
+    - ``atalhos``: respostas sem o trabalho (o valor impresso na lição, a fórmula fechada de uma dica, a
+      biblioteca chamada no lugar da conta), cada uma com a mensagem que diz o que fazer; nenhuma passa;
+    - ``proibidas``: as funções prontas (``"torch.nn.functional.softmax"``) que a função do leitor não pode
+      ser, nem chamar: quem as usa recebe "não tentado";
+    - ``gradiente``: a função do leitor treina (o verificador a chama com o autograd ligado);
+    - ``tipo``: ``"nucleo"`` (o leitor escreve a peça central da lição, no fluxo principal; o verificador a
+      chama em entradas sorteadas que o notebook nunca mostra) ou ``"consolidacao"``;
     - ``inicio``: as linhas da célula inicial que o leitor completa (com ``____``).
 
     Ver Introdução, "Exercícios que conferem a sua resposta".
@@ -167,7 +327,11 @@ class Exercicio:
                  erros_comuns: tuple[ErroComum, ...] = (),
                  contexto: Callable[[], dict] | None = None,
                  rtol: float = 1e-4, atol: float = 1e-6,
-                 parabens: str = "", inicio: str = ""):
+                 parabens: str = "", inicio: str = "",
+                 atalhos: tuple[ErroComum, ...] = (), proibidas: tuple[str, ...] = (),
+                 tipo: str = "consolidacao", gradiente: bool = False):
+        if tipo not in ("nucleo", "consolidacao"):
+            raise ValueError(f"{id}: tipo {tipo!r} desconhecido (use 'nucleo' ou 'consolidacao').")
         if esperado is None and conferir is None:
             raise ValueError(f"{id}: defina `esperado` ou `conferir`.")
         self.id = id
@@ -184,7 +348,13 @@ class Exercicio:
         self.rtol, self.atol = rtol, atol
         self.parabens = parabens
         self.inicio = inicio.strip("\n")
+        self.atalhos = tuple(atalhos)
+        self.proibidas = tuple(proibidas)
+        self.tipo = tipo
+        self.gradiente = gradiente          # a função do leitor treina: chamada com o autograd ligado
         self._dica_atual = 0
+        self._erro_reconhecido: ErroComum | None = None
+        self._dica_do_erro_mostrada = False
 
     def __repr__(self) -> str:
         return f"<exercício {self.numero} de {self.capitulo}: {self.titulo}>"
@@ -201,18 +371,34 @@ class Exercicio:
         """Troca cada função pelas suas saídas nas ``entradas``; valores passam como estão."""
         saidas = {}
         for nome, valor in valores.items():
+            if do_leitor and callable(valor):
+                linha = _linha_da_lacuna(valor)
+                if linha is not None:
+                    raise NaoTentado(f"`{nome}` ainda tem `____` (linha {linha} da célula): complete-a e "
+                                     "rode a célula de novo.")
             if callable(valor) and self.entradas is not None and not isinstance(valor, type):
+                if do_leitor:
+                    pronta = _de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
+                    if pronta is not None:
+                        raise NaoTentado(f"`{nome}` usa a função pronta `{pronta}`: o exercício pede que você "
+                                         "escreva a conta, com as operações da lição.")
                 resultados = []
                 casos = self.entradas(ns)
+                if isinstance(casos, dict):                 # entradas próprias de cada função
+                    casos = casos[nome]
                 for i, args in enumerate(casos, start=1):
                     try:
-                        with _sem_gradiente():
+                        with (contextlib.nullcontext() if self.gradiente else _sem_gradiente()), \
+                                _armadilhas(self.proibidas if do_leitor else ()):
                             if isinstance(args, dict):          # chamada por nome: valor(**args)
                                 saida = valor(**copy.deepcopy(args))
                             else:
                                 saida = valor(*copy.deepcopy(args))
                     except NotImplementedError:
                         raise NaoTentado(f"a função `{nome}` ainda não foi escrita.") from None
+                    except _AtalhoUsado as atalho:
+                        raise NaoTentado(f"`{nome}` chama a função pronta `{atalho.args[0]}`: o exercício pede "
+                                         "que você escreva a conta, com as operações da lição.") from None
                     except Exception as erro:  # o código do leitor: uma linha, sem traceback
                         if not do_leitor:
                             raise
@@ -281,7 +467,7 @@ class Exercicio:
         try:
             self._conferir(respostas, ns)
         except Incorreto as incorreto:
-            for erro in self.erros_comuns:
+            for erro in self.erros_comuns + self.atalhos:
                 if self._bate_com(respostas, erro, ns):
                     return Resultado(Status.INCORRETO, erro.mensagem)
             return Resultado(Status.INCORRETO, str(incorreto))
@@ -308,10 +494,36 @@ class Exercicio:
         """
         resultado = self.checar(_namespace_do_leitor())
         registro.registrar(self.id, resultado.status.value)
+        erro = self.erro_reconhecido(resultado)
+        if erro is not self._erro_reconhecido:
+            self._erro_reconhecido, self._dica_do_erro_mostrada = erro, False
         mostrar(resultado)
+
+    def erro_reconhecido(self, resultado: Resultado) -> ErroComum | None:
+        """O erro comum (ou atalho) que o veredito ``resultado`` reconheceu, se algum."""
+        if resultado.status is not Status.INCORRETO:
+            return None
+        return next((e for e in self.erros_comuns + self.atalhos if e.mensagem == resultado.mensagem), None)
+
+    def dica_do_erro(self, erro: ErroComum) -> str:
+        """A dica para quem cometeu ``erro``: a dele, a dica numerada que ele aponta, ou o diagnóstico."""
+        if isinstance(erro.dica, str) and erro.dica:
+            return erro.dica
+        if isinstance(erro.dica, int) and 1 <= erro.dica <= len(self.dicas):
+            return self.dicas[erro.dica - 1]
+        return f"o verificador reconheceu este erro: {erro.mensagem}"
 
     def dica(self, n: int | None = None) -> None:
         """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Ver Introdução, "Exercícios que conferem a sua resposta"."""
+        if n is None and self._erro_reconhecido is not None and not self._dica_do_erro_mostrada:
+            self._dica_do_erro_mostrada = True       # a próxima dica segue o erro que o leitor cometeu
+            texto = self.dica_do_erro(self._erro_reconhecido)
+            depois = f" As dicas gerais continuam com `{self.nome}.dica()`."
+            registro.registrar(self.id, "dica")
+            mostrar(Exibivel(f"Dica sobre o seu erro: {texto}{depois}",
+                               _caixa("#1565c0", '<b style="color:#1565c0">Dica sobre o seu erro</b>: '
+                                      f"{_em_html(texto)}<br><i>{_em_html(depois.strip())}</i>")))
+            return
         if not self.dicas:
             mostrar(Exibivel("Este exercício não tem dicas.", "<p>Este exercício não tem dicas.</p>"))
             return
@@ -343,22 +555,89 @@ class Exercicio:
     # ------------------------------------------------------------------ a célula de solução
     @contextlib.contextmanager
     def solucao_recolhida(self, ns: dict | None = None):
-        """Roda a solução de referência, guarda a saída num bloco recolhido e confere que ela passa.
+        """Roda a solução de referência à parte, guarda a saída num bloco recolhido e confere que ela passa.
 
-        Levanta ``AssertionError`` (e o nbval falha) se a solução deixar de passar pelo verificador.
-        Ver Introdução, "Exercícios que conferem a sua resposta".
+        Nada da solução fica no namespace do leitor: ao sair, os nomes que ela criou são apagados, os que
+        ela trocou voltam ao que eram (a resposta que o leitor escreveu acima fica intacta) e os geradores
+        aleatórios (``random``, NumPy, torch) voltam ao estado de antes. Assim "Run All" não responde os
+        exercícios, e as células seguintes rodam como se a solução não existisse (a edição do aluno a
+        tira). Levanta ``AssertionError`` (e o nbval falha) se a solução deixar de passar pelo
+        verificador. Ver Introdução, "Exercícios que conferem a sua resposta".
         """
-        with _capturar() as saida:
-            yield
         if ns is None:
             ns = _namespace_do_leitor(profundidade=3)
-        resultado = self.checar(ns)
+        with isolado(ns, chave=f"exercício {self.numero}"):
+            with _capturar() as saida:
+                yield
+            resultado = self.checar(ns)
         if resultado.status is not Status.CORRETO:
             saida.show()
             raise AssertionError(f"a solução de referência de {self.id} não passa pelo verificador: "
                                  f"{resultado!r}")
         mostrar(_SaidaRecolhida(f"Saída da solução do exercício {self.numero}", saida.stdout,
                                 saida.outputs, conferida=True))
+
+
+def _estados_aleatorios() -> dict:
+    import random
+
+    estados = {"random": random.getstate()}
+    np = sys.modules.get("numpy")
+    if np is not None:
+        estados["numpy"] = np.random.get_state()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        estados["torch"] = torch.random.get_rng_state()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            estados["cuda"] = torch.cuda.get_rng_state_all()
+    return estados
+
+
+def _restaurar_estados(estados: dict) -> None:
+    import random
+
+    random.setstate(estados["random"])
+    if "numpy" in estados:
+        sys.modules["numpy"].random.set_state(estados["numpy"])
+    torch = sys.modules.get("torch")
+    if torch is not None and "torch" in estados:
+        torch.random.set_rng_state(estados["torch"])
+        if "cuda" in estados:
+            torch.cuda.set_rng_state_all(estados["cuda"])
+
+
+_SOLUCOES: dict[str, dict] = {}    # o que cada solução definiu, para a célula "(continuação)" dela
+
+
+@contextlib.contextmanager
+def isolado(ns: dict, chave: str | None = None, retomar: bool = False):
+    """Roda o bloco e depois devolve ``ns`` ao que era: nomes novos apagados, trocados restaurados, e os
+    geradores aleatórios (``random``, NumPy, torch) no estado de antes. O namespace da solução de um
+    exercício é o do bloco; o do leitor não muda. Com ``chave``, o que o bloco definiu fica guardado à
+    parte, e um bloco seguinte com a mesma chave e ``retomar=True`` (a "continuação" da solução) o recebe
+    de volta. Ver Introdução, "Exercícios que conferem a sua resposta"."""
+    antes = dict(ns)
+    estados = _estados_aleatorios()
+    gradiente = sys.modules["torch"].is_grad_enabled() if "torch" in sys.modules else None
+    if retomar and chave in _SOLUCOES:
+        ns.update(_SOLUCOES[chave])
+    try:
+        yield
+    finally:
+        if chave is not None:
+            definidos = {n: v for n, v in ns.items() if antes.get(n, _FALTA) is not v}
+            _SOLUCOES[chave] = {**(_SOLUCOES.get(chave, {}) if retomar else {}), **definidos}
+        for nome in [n for n in ns if n not in antes]:
+            del ns[nome]
+        for nome, valor in antes.items():
+            if ns.get(nome, _FALTA) is not valor:
+                ns[nome] = valor
+        _restaurar_estados(estados)
+        if gradiente is not None:
+            sys.modules["torch"].set_grad_enabled(gradiente)
+
+
+_FALTA = object()
 
 
 @contextlib.contextmanager
@@ -380,8 +659,11 @@ def saida_recolhida(titulo: str):
     Para as soluções sem verificador (as de reflexão que têm código): a saída também fica escondida até o
     leitor pedir, no livro, no JupyterLab e no Colab. Ver Introdução, "Exercícios que conferem a sua resposta".
     """
-    with _capturar() as saida:
-        yield
+    numero = re.search(r"exercício (\d+)", titulo)
+    with isolado(_namespace_do_leitor(profundidade=3), chave=numero and f"exercício {numero.group(1)}",
+                 retomar="continuação" in titulo):
+        with _capturar() as saida:
+            yield
     mostrar(_SaidaRecolhida(titulo, saida.stdout, saida.outputs, conferida=False))
 
 

@@ -1,6 +1,7 @@
 moe_top2 = MoELayer(d_model, d_ff, n_experts, k=2, generator=torch.Generator().manual_seed(1)).double()
 with torch.no_grad():
     _, routing_top2 = moe_top2(X)
+gates_top2 = routing_top2.gates                     # (T, 2): as portas de cada token
 counts_top2 = moe_parameter_counts(moe_top2)
 ratio = counts_top2["especialistas_total"] / counts_top2["especialistas_ativos"]
 

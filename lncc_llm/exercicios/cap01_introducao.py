@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from .comparar import Incorreto, como_array, comparar
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap01_introducao"
 _contexto = celulas_do_notebook(NOTEBOOK, ("4c11b8bb", "df808a9b"))
@@ -89,7 +89,7 @@ def _conferir_ex2(valores, ns):
 
 
 ex2 = Exercicio(
-    "cap01.ex2", "a suavização de Laplace nos bigramas", ("vocab_size", "laplace_probability"),
+    "cap01_introducao.ex2", "a suavização de Laplace nos bigramas", ("vocab_size", "laplace_probability"),
     dicas=(
         "O numerador ganha 1 em todo par, visto ou não; o denominador ganha |V| para que P(· | anterior) "
         "continue somando 1.",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .contexto import celulas_do_notebook, memorizar
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap05_prompting_icl"
 # O modelo e as tarefas de ICL (seção 5.3.2).
@@ -40,7 +40,7 @@ def _ordens(ns):
 
 
 ex1 = Exercicio(
-    "cap05.ex1", "os mesmos 4 exemplos em duas ordens", ("aucs", "accs"),
+    "cap05_prompting_icl.ex1", "os mesmos 4 exemplos em duas ordens", ("aucs", "accs"),
     dicas=(
         "São os mesmos 4 exemplos nas duas medidas; só a ordem em que entram no prompt muda. A lista invertida "
         "é `demos[::-1]`, uma cópia.",
@@ -88,7 +88,7 @@ def _esperado_ex2(ns):
 
 
 ex2 = Exercicio(
-    "cap05.ex2", "um limiar sem rótulos: a mediana das margens", ("threshold", "acc_median"),
+    "cap05_prompting_icl.ex2", "um limiar sem rótulos: a mediana das margens", ("threshold", "acc_median"),
     dicas=(
         "A mediana não olha os rótulos: ela põe o limiar no meio das 48 margens, com metade delas de cada lado.",
         "As margens do português sem exemplos estão no ponto k = 0 da curva: "

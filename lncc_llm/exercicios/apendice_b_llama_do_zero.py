@@ -6,13 +6,19 @@ O exercício 3 (a RoPE com a base errada) é de observação: fica sem verificad
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "apendice_b_llama_do_zero"
 _contexto = celulas_do_notebook(NOTEBOOK, ("2be10e22", "67fa6750"))
 
 
 # ---------------------------------------------------------------- exercício 1: a máscara com passado
+def _mascara_float(n_new, n_past):
+    import torch
+
+    return torch.ones(n_new, n_past + n_new).triu(n_past + 1)
+
+
 def _mascara(n_new, n_past, deslocamento=None, invertida=False):
     """A máscara pela definição, posição a posição: a consulta i (absoluta n_past + i) não vê a chave j
     quando j > n_past + i. ``deslocamento`` troca o n_past da regra (para os erros comuns)."""
@@ -28,7 +34,7 @@ def _casos_ex1(ns):
 
 
 ex1 = Exercicio(
-    "apB.ex1", "a máscara causal com um passado guardado", ("future_mask",),
+    "apendice_b_llama_do_zero.ex1", "a máscara causal com um passado guardado", ("future_mask",),
     dicas=(
         "A forma é (n_new, n_past + n_new): uma linha por consulta nova, uma coluna por chave, guardada ou "
         "nova.",
@@ -40,6 +46,11 @@ ex1 = Exercicio(
     esperado=lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past)},
     entradas=_casos_ex1,
     erros_comuns=(
+        ErroComum("a máscara é de números (float), não de booleanos: `masked_fill` (e a `Attention` da "
+                  "seção) precisa de um tensor `dtype=torch.bool`, com True onde a consulta não pode olhar.",
+                  lambda ns: {"future_mask": _mascara_float},
+                  dica="Crie a matriz já booleana: `torch.ones(linhas, colunas, dtype=torch.bool)` antes do "
+                       "`.triu(...)` (ou converta no fim com `.bool()`)."),
         ErroComum("a máscara ignora o passado: é o triângulo de quem lê o texto inteiro de uma vez, e esconde "
                   "chaves guardadas que a consulta nova pode ver. Com P posições guardadas, a consulta i está "
                   "na posição P + i.",
@@ -74,7 +85,7 @@ def _casos_ex2(ns):
 
 
 ex2 = Exercicio(
-    "apB.ex2", "posições processadas com e sem KV cache", ("positions_without", "positions_with"),
+    "apendice_b_llama_do_zero.ex2", "posições processadas com e sem KV cache", ("positions_without", "positions_with"),
     dicas=(
         "Sem cache, o passo t (t = 0, 1, …, N − 1) relê o texto inteiro até ali: P + t posições.",
         "Some P + t de t = 0 a N − 1: N·P mais 0 + 1 + … + (N − 1).",

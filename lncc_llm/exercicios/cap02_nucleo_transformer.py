@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap02_nucleo_transformer"
 # A preparação, as importações (com o MiniLM), a frase de trabalho e o corpus e a tabela do BPE.
@@ -34,7 +34,7 @@ def _esperado_ex1(ns):
 
 
 ex1 = Exercicio(
-    "cap02.ex1", "as duas ocorrências de teddy na última camada", ("first", "second", "cosine"),
+    "cap02_nucleo_transformer.ex1", "as duas ocorrências de teddy na última camada", ("first", "second", "cosine"),
     dicas=(
         "Tokenize a frase nova com `tokenizer(sentence, return_tensors=\"pt\").to(device)` e liste os tokens com "
         "`tokenizer.convert_ids_to_tokens`: as posições pedidas são índices dessa lista, a mesma que o "
@@ -101,7 +101,7 @@ def _bpe_ex5(ns):
 
 
 ex2 = Exercicio(
-    "cap02.ex2", "uma palavra a mais no corpus do BPE", ("new_merges", "lost_merges", "seg_new"),
+    "cap02_nucleo_transformer.ex2", "uma palavra a mais no corpus do BPE", ("new_merges", "lost_merges", "seg_new"),
     dicas=(
         "Monte o corpus maior com `{**corpus, \"infelizmente\": 10}` e aprenda de novo 12 junções com "
         "`learn_bpe`, como na seção 2.2.",

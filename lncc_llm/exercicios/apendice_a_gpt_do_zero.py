@@ -4,7 +4,7 @@ GPT-2. Os da segunda parte (a atenção com Q, K e V separados) estão em ``apA_
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "apendice_a_gpt_do_zero"
 _contexto = celulas_do_notebook(NOTEBOOK, (
@@ -54,7 +54,7 @@ def _pos_norm(ns, modo="certo"):
 
 
 ex1 = Exercicio(
-    "apA.ex1", "o bloco pós-norm com os pesos de `block`", ("y_post",),
+    "apendice_a_gpt_do_zero.ex1", "o bloco pós-norm com os pesos de `block`", ("y_post",),
     dicas=(
         "Não crie pesos novos: reaproveite os submódulos de `block` (`attn`, `ffn`, `attn_norm`, `ffn_norm`); "
         "só muda a ordem em que eles são aplicados.",
@@ -105,7 +105,7 @@ def _memoria_ex2(ns, bytes_=4, unidade=2**20):
 
 
 ex2 = Exercicio(
-    "apA.ex2", "parâmetros e memória do GPT-2 medium, large e XL", ("counts_untied", "counts_tied", "mib_untied"),
+    "apendice_a_gpt_do_zero.ex2", "parâmetros e memória do GPT-2 medium, large e XL", ("counts_untied", "counts_tied", "mib_untied"),
     dicas=(
         "Para cada tamanho, troque `d_model`, `n_heads` e `n_layers` com `GPT_CONFIG_124M.replace(...)` e "
         "conte com `count_parameters`; dentro de `with torch.device(\"meta\"):` o modelo não ocupa memória.",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap06_pretreinamento_otimizacao"
 _CONFIGURACAO = ("c970a1af", "e0eab8a1")          # setup_notebook e as importações da seção 6.2
@@ -84,7 +84,7 @@ def _esperado_ex1(ns):
 
 
 ex1 = Exercicio(
-    "cap06.ex1", "os bytes da quantização dupla", ("double_mib", "absmax_mib", "saved"),
+    "cap06_pretreinamento_otimizacao.ex1", "os bytes da quantização dupla", ("double_mib", "absmax_mib", "saved"),
     dicas=(
         "A quantização dupla só muda o `quant_state` de cada camada de 4 bits: carregue o modelo com "
         "`double_quant=True` e compare `model_bytes` dele com o de `models[\"nf4\"]`.",

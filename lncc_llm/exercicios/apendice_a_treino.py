@@ -11,7 +11,7 @@ import numpy as np
 
 from .comparar import Incorreto, como_array, comparar
 from .contexto import celulas_do_notebook
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "apendice_a_treino"
 _contexto = celulas_do_notebook(NOTEBOOK, ("apA2-setup", "apA2-imports", "e6ffe57a"))
@@ -184,7 +184,7 @@ def _classe_errada(erro):
 
 
 ex1 = Exercicio(
-    "apA_treino.ex1", "a atenção com Q, K e V em três camadas", ("SeparateHeadsAttention", "params_separate", "params_single"),
+    "apendice_a_treino.ex1", "a atenção com Q, K e V em três camadas", ("SeparateHeadsAttention", "params_separate", "params_single"),
     dicas=(
         "A `qkv` é uma `nn.Linear(d, 3d)` sem viés; no lugar dela entram três `nn.Linear(d, d, bias=False)`, "
         "e a `proj` continua `nn.Linear(d, d)`. O `forward` é o da `CausalSelfAttention`, com Q, K e V vindos "

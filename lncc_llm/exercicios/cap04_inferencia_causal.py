@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook, memorizar
-from .nucleo import ErroComum, Exercicio
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap04_inferencia_causal"
 # As células da lição que a solução usa: o modelo e o prompt da seção 4.8.
@@ -65,7 +65,7 @@ def _laco_p_antes_do_k(ns, prompt, n_new, temperature, top_k, top_p, seed):
 
 
 ex1 = Exercicio(
-    "cap04.ex1", "top-k na função de geração", ("generate_ids_k",),
+    "cap04_inferencia_causal.ex1", "top-k na função de geração", ("generate_ids_k",),
     dicas=(
         "Copie a `generate_ids` da seção 4.11 e mexa só no trecho do sorteio: o resto do laço (o prefixo inteiro "
         "a cada passo, o mesmo `rng`, um `torch.multinomial` por passo) fica igual, e é isso que faz a mesma "

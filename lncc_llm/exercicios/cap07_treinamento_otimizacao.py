@@ -1,0 +1,168 @@
+"""Exercícios conferíveis do Capítulo 7, primeira parte (o piso do posto 1 e a faixa da quantização)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .comparar import Incorreto, como_array
+from .contexto import celulas_do_notebook
+from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
+
+NOTEBOOK = "cap07_treinamento_otimizacao"
+_CONFIGURACAO = ("4bd5df88", "f7f479f8")          # setup_notebook e o modelo de três classes (torch, F, check)
+
+
+# ---------------------------------------------------------------- exercício 1: o piso do posto 1
+def _entradas_ex1(ns):
+    """Alvos sorteados com semente própria, que o notebook nunca mostra: um 3 × 2 de posto 2, um 3 × 2 de
+    posto 1 (o piso vai a zero) e um 4 × 3 (o piso é σ₂² + σ₃², e uma função presa a 3 × 2 falha)."""
+    import torch
+
+    gen = torch.Generator().manual_seed(7_2026)
+    posto2 = 0.05 * torch.randn(3, 2, generator=gen, dtype=torch.float64)
+    posto1 = torch.outer(0.05 * torch.randn(3, generator=gen, dtype=torch.float64),
+                         torch.randn(2, generator=gen, dtype=torch.float64))
+    maior = 0.05 * torch.randn(4, 3, generator=gen, dtype=torch.float64)
+    return [(posto2,), (posto1,), (maior,)]
+
+
+def _piso(alvo: np.ndarray) -> float:
+    """Eckart–Young: o menor ‖BA − alvo‖² com BA de posto 1 é a soma dos σᵢ² depois do primeiro."""
+    sv = np.linalg.svd(alvo, compute_uv=False)
+    return float((sv[1:] ** 2).sum())
+
+
+def _matriz(valor, nome, forma):
+    arr = como_array(valor)
+    if arr is None or arr.shape != forma:
+        raise Incorreto(f"`{nome}` deveria ser uma matriz {forma[0]} × {forma[1]} (o alvo do teste é "
+                        f"{forma[0] if nome == 'B' else 'm'} × {forma[1] if nome == 'A' else 'n'}).")
+    return arr.astype(np.float64)
+
+
+def _conferir_ex1(valores, ns):
+    saidas = valores["fit_rank1"]
+    for (alvo_t,), saida in zip(_entradas_ex1(ns), saidas):
+        alvo = alvo_t.numpy()
+        m, n = alvo.shape
+        if not isinstance(saida, (tuple, list)) or len(saida) != 3:
+            raise Incorreto("`fit_rank1` deveria devolver três coisas: `(B, A, gaps)`.")
+        b, a, gaps = saida
+        if como_array(b) is not None and como_array(b).shape == (m, 2):
+            raise Incorreto("`B` tem duas colunas: o adaptador deste exercício tem posto 1, `B` (m × 1) e "
+                            "`A` (1 × n).")
+        b, a = _matriz(b, "B", (m, 1)), _matriz(a, "A", (1, n))
+        curva = como_array(gaps)
+        if curva is None or curva.ndim != 1 or curva.size < 100:
+            raise Incorreto("`gaps` deveria ser a lista de ‖BA − alvo‖² de cada passo da descida (uma por "
+                            "passo, ao menos 100).")
+        norma2, piso = float((alvo ** 2).sum()), _piso(alvo)
+        if abs(curva[0] - norma2) > 1e-6 * max(norma2, 1e-12):
+            if abs(curva[0] ** 2 - norma2) < 1e-6 * norma2:
+                raise Incorreto("`gaps` guarda ‖BA − alvo‖, sem o quadrado: o piso σ₂² vale para a soma dos "
+                                "quadrados.")
+            raise Incorreto("o primeiro valor de `gaps` deveria ser ‖alvo‖²: `B` começa em zero, como no LoRA, e "
+                            "o primeiro passo mede o erro antes de qualquer atualização.")
+        final = float(((b @ a - alvo) ** 2).sum())
+        tolerancia = 1e-4 * norma2
+        if final < piso - tolerancia:
+            raise Incorreto("o seu BA chegou abaixo do piso de Eckart–Young, o que nenhum produto de posto 1 "
+                            "consegue: confira o formato de `B` e `A`.")
+        if final > piso + tolerancia:
+            raise Incorreto("a descida ainda não chegou ao piso em um dos alvos de teste: dê mais passos "
+                            "(`steps`) ou confira a taxa do Adam.")
+        if abs(curva[-1] - final) > 0.05 * norma2:
+            raise Incorreto("o último valor de `gaps` não é o erro do `B` e do `A` devolvidos: guarde o erro de "
+                            "cada passo da mesma descida.")
+
+
+def _com_svd(alvo, steps=3000):
+    import torch
+
+    u, s_, vt = torch.linalg.svd(alvo)
+    b, a = u[:, :1] * s_[0], vt[:1]
+    return b, a, [float((alvo ** 2).sum())] * 99 + [float(((b @ a - alvo) ** 2).sum())]
+
+
+ex1 = Exercicio(
+    "cap07_treinamento_otimizacao.ex1", "a descida de um adaptador de posto 1 até o piso", ("fit_rank1",),
+    dicas=(
+        "Copie o laço da seção 7.4.8 para dentro da função, com `rank = 1` e `target` no lugar de `D`: "
+        "`A_fit` (1 × n) começa pequeno e aleatório, `B_fit` (m × 1) começa em zero, e o Adam anda `steps` "
+        "passos com `lr=0.01`.",
+        "Tire m e n de `target.shape` (o verificador usa alvos de outros formatos) e guarde em `gaps` o "
+        "`gap.item()` de cada passo, antes do `optimizer.step()`.",
+        "Devolva `B_fit.detach(), A_fit.detach(), gaps`. O piso para onde a descida vai é a soma dos σᵢ² "
+        "depois do primeiro (σ₂², num alvo 3 × 2); o verificador o calcula para comparar, mas a sua função "
+        "tem de chegar lá descendo o gradiente.",
+    ),
+    conferir=_conferir_ex1,
+    entradas=_entradas_ex1,
+    erros_comuns=(),
+    atalhos=(),
+    proibidas=("torch.linalg.svd", "torch.linalg.svdvals", "torch.svd", "numpy.linalg.svd"),
+    gradiente=True,
+    inicio='''
+def fit_rank1(target, steps=3000):
+    """Desce o gradiente num adaptador de posto 1, B (m × 1) e A (1 × n), até BA ≈ target (m × n, float64).
+    Devolve (B, A, gaps): as duas matrizes no fim e a lista de ‖BA − target‖² de cada passo."""
+    return ____
+''',
+    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO),
+)
+
+
+# ---------------------------------------------------------------- exercício 2: quantização e faixa
+FAIXAS = (0.15, 0.20, 0.30)
+
+
+def _quantizar(w, c: float, niveis: float = 7, cortar: bool = True):
+    passo = c / niveis
+    return passo * np.round((np.clip(w, -c, c) if cortar else w) / passo)
+
+
+def _medias(ns, niveis: float = 7, cortar: bool = True, absoluto: bool = True) -> list[float]:
+    w = como_array(ns["W_new"]).astype(np.float64)
+    medias = []
+    for c in FAIXAS:
+        erro = _quantizar(w, c, niveis, cortar) - w
+        medias.append(float((np.abs(erro) if absoluto else erro).mean()))
+    return medias
+
+
+def _esperado_ex2(ns):
+    medias = _medias(ns)
+    return {"mean_errors": medias, "best_c": FAIXAS[int(np.argmin(medias))],
+            "q_outside": float(_quantizar(0.25, 0.20))}
+
+
+ex2 = Exercicio(
+    "cap07_treinamento_otimizacao.ex2", "o erro médio da quantização em três faixas", ("mean_errors", "best_c", "q_outside"),
+    dicas=(
+        "Escreva uma função `Q(w, c)` com a grade da seção 7.4.9: passo Δ = c/7 e os níveis −7…7, e o peso "
+        "levado ao nível mais próximo.",
+        "O erro de cada peso é `(Q(W_new, c) - W_new).abs()`; a média dos 6 valores dá um número por faixa, na "
+        "ordem c = 0,15, 0,20 e 0,30.",
+        "A grade não tem nível além de ±c: um peso de fora é cortado em [−c, c] (`clamp`) antes do "
+        "arredondamento, e o erro dele deixa de ser limitado por Δ/2.",
+    ),
+    esperado=_esperado_ex2,
+    erros_comuns=(
+        ErroComum("sem o corte em [−c, c], com c = 0,15 os pesos 0,163 e 0,20 caem em níveis além de 7, que a "
+                  "grade de 4 bits não tem: use `clamp(-c, c)` antes de arredondar.",
+                  lambda ns: {"mean_errors": _medias(ns, cortar=False)}),
+        ErroComum("sem o corte em [−c, c], o peso 0,25 cai num nível além de 7, que a grade de 4 bits não tem: "
+                  "com c = 0,20 ele vira 0,20, o nível mais alto.",
+                  lambda ns: {"q_outside": float(_quantizar(0.25, 0.20, cortar=False))}),
+        ErroComum("o passo ficou em 2c/15 (16 níveis espalhados pela faixa); a grade da seção 7.4.9 tem os 15 "
+                  "níveis −7…7, com Δ = c/7.",
+                  lambda ns: {"mean_errors": _medias(ns, niveis=7.5)}),
+        ErroComum("faltou o valor absoluto: na média de ε com sinal, erros para cima e para baixo se cancelam.",
+                  lambda ns: {"mean_errors": _medias(ns, absoluto=False)}),
+    ),
+    inicio="""
+mean_errors = ____  # a média de |ε| nos 6 pesos de W_new, para c = 0,15, 0,20 e 0,30 (uma lista de 3 números)
+best_c = ____       # a faixa c que erra menos em média (um número)
+q_outside = ____    # Q(0,25) com c = 0,20: o peso de fora da faixa, quantizado (um número)
+""",
+    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO + ("5e6e659e", "ac653a5d")),
+)
