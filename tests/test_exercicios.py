@@ -216,3 +216,142 @@ def test_o_pacote_instalado_leva_os_exercicios_e_as_solucoes():
         if arquivo.is_file():
             relativo = arquivo.relative_to(RAIZ / "lncc_llm")
             assert any(relativo.match(padrao) for padrao in padroes), f"{relativo} fora do package-data"
+
+
+@pytest.mark.parametrize("ex", EXERCICIOS, ids=IDS)
+def test_cada_atalho_falha_com_a_sua_mensagem(ex, resolvidos):
+    """Os atalhos listados (o valor impresso, a fórmula de uma dica, a biblioteca no lugar da conta) não passam,
+    e cada um recebe a mensagem que diz o que fazer."""
+    if not ex.atalhos:
+        pytest.skip("sem atalhos listados")
+    ns = resolvidos(ex)
+    for atalho in ex.atalhos:
+        resultado = ex.checar(dict(ns, **atalho.resposta(ns)))
+        assert resultado.status is Status.INCORRETO, f"o atalho {atalho.mensagem!r} passou"
+        assert resultado.mensagem == atalho.mensagem
+
+
+def _funcoes(ex, ns):
+    return [nome for nome in ex.variaveis if callable(ns[nome]) and not isinstance(ns[nome], type)]
+
+
+@pytest.mark.parametrize("ex", [e for e in EXERCICIOS if e.entradas is not None], ids=lambda e: e.id)
+def test_funcao_pronta_da_biblioteca_conta_como_nao_tentado(ex, resolvidos):
+    """A função pronta da biblioteca, ou uma que só a chama, é "não tentado"; as entradas de teste são as
+    mesmas a cada chamada (um gerador com semente) e o mesmo veredito sai duas vezes."""
+    import torch
+
+    from lncc_llm.exercicios.nucleo import _resolver
+
+    ns = resolvidos(ex)
+    nomes = _funcoes(ex, ns)
+    assert nomes, "um exercício com `entradas` pede uma função"
+    for nome in nomes:
+        for pronta in (torch.zeros_like, np.asarray):
+            assert ex.checar(dict(ns, **{nome: pronta})).status is Status.NAO_TENTADO
+        for caminho in ex.proibidas:
+            achado = _resolver(caminho)
+            if achado is None:
+                continue
+            original = achado[2]
+            assert ex.checar(dict(ns, **{nome: original})).status is Status.NAO_TENTADO, caminho
+            raiz = caminho.split(".")[0]
+            pelo_caminho = eval(f"lambda *a, **k: {caminho}(*a, **k)", {raiz: importlib.import_module(raiz)})
+            pelo_nome = eval(f"lambda *a, **k: {caminho.rsplit('.', 1)[1]}(*a, **k)",
+                             {caminho.rsplit(".", 1)[1]: original})
+            for invólucro in (pelo_caminho, pelo_nome):     # torch.linalg.svd(...) e `from … import svd`
+                resultado = ex.checar(dict(ns, **{nome: invólucro}))
+                assert resultado.status is Status.NAO_TENTADO, f"um invólucro de {caminho} passou: {resultado!r}"
+    primeira, segunda = ex.entradas(ns), ex.entradas(ns)
+    assert repr(primeira) == repr(segunda), "as entradas de teste mudam de uma chamada para outra"
+    assert ex.checar(ns) == ex.checar(ns)
+
+
+def _com_svd(alvo, steps=3000):
+    import torch
+
+    u, s, vt = torch.linalg.svd(alvo)
+    b, a = u[:, :1] * s[0], vt[:1]
+    return b, a, [float((alvo ** 2).sum())] + [float(((b @ a - alvo) ** 2).sum())] * (steps - 1)
+
+
+def _validador_so_no_fim(texto):
+    import re
+
+    achado = re.search(r"The review is (positive|negative)\.\s*$", texto)
+    return achado.group(1) if achado else None
+
+
+def _dots_sem_produto(ns):
+    import torch
+
+    gen = torch.Generator().manual_seed(5)
+    return [torch.randn(20000, generator=gen) * d ** 0.5 for d in (2, 32, 512)]
+
+
+def _idf_como_no_teste(ns):
+    from lncc_llm.contamination import cross_similarities
+    from lncc_llm.exercicios.cap08_avaliacao import PARAFRASES
+
+    return {"best_paraphrases": cross_similarities(ns["train_texts"], list(PARAFRASES)).max(axis=1)}
+
+
+# As dez respostas sem trabalho que as revisões de 2026-11 deram como "Correto", e as duas recusas de respostas
+# certas: (exercício, o que o leitor fez, a resposta, o veredito esperado).
+CASOS_DA_REVISAO = [
+    ("cap07_treinamento_otimizacao.ex1", "o piso pela fórmula da dica 3 (SVD), sem descida",
+     lambda ns: {"fit_rank1": _com_svd}, Status.NAO_TENTADO),
+    ("cap02_atencao_camada.ex2", "a teoria digitada, sem simulação",
+     lambda ns: {"raw_vars": [2, 32, 512], "scaled_vars": [1, 1, 1]}, Status.INCORRETO),
+    ("cap02_atencao_camada.ex2", "normais sorteadas direto, sem o produto q·k",
+     lambda ns: {"dots": _dots_sem_produto(ns),
+                 "raw_vars": [v.var().item() for v in _dots_sem_produto(ns)],
+                 "scaled_vars": [v.var().item() / d for v, d in zip(_dots_sem_produto(ns), (2, 32, 512))]},
+     Status.INCORRETO),
+    ("apendice_b_llama_do_zero.ex1", "a máscara de floats",
+     lambda ns: {"future_mask": lambda n_new, n_past: __import__("torch").ones(n_new, n_past + n_new).triu(n_past + 1)},
+     Status.INCORRETO),
+    ("cap05_instrucoes_raciocinio.ex1", "o validador ancorado só no fim",
+     lambda ns: {"sentence_label": _validador_so_no_fim}, Status.INCORRETO),
+    ("cap07_sft_na_pratica.ex1", "`rates = used`, a lista impressa na seção 7.12.4",
+     lambda ns: {"lr_at": lambda step, peak, warmup, total: [0.0, 6.7e-4, 1.3e-3, 2e-3, 1.9e-3, 1.8e-3, 1.5e-3,
+                                                             1.2e-3, 8.3e-4, 5e-4, 2.3e-4, 6e-5][step % 12]},
+     Status.INCORRETO),
+    ("cap03_variacoes_modernas.ex2", "a fórmula fechada da seção 3.7, sem girar",
+     lambda ns: {"logit_curve": lambda x, positions, base=10000.0: ns["expected_logit"](len(x), base)[positions]
+                 * (x * x).sum() / len(x) ** 0.5} if "expected_logit" in ns else
+     {"logit_curve": lambda x, positions, base=10000.0: (
+         __import__("torch").cos(positions[:, None].double() * base ** (
+             -__import__("torch").arange(0, len(x), 2, dtype=__import__("torch").float64) / len(x))).mean(-1)
+         * (x * x).sum() / len(x) ** 0.5)},
+     Status.INCORRETO),
+    ("cap03_moe_bloco.ex1", "k = 2 com a porta do Switch",
+     lambda ns: {"gates_top2": __import__("lncc_llm.moe", fromlist=["top_k_route"]).top_k_route(
+         __import__("lncc_llm.moe", fromlist=["MoELayer"]).MoELayer(
+             ns["d_model"], ns["d_ff"], ns["n_experts"], k=2, gate="switch",
+             generator=__import__("torch").Generator().manual_seed(1)).double().router(ns["X"]).detach(),
+         k=2, gate="switch").gates}, Status.INCORRETO),
+    ("cap06_velocidade_memoria.ex1", "99 % dos parâmetros contados",
+     lambda ns: {"used_bytes": {m: 0.99 * v for m, v in ns["used_bytes"].items()}}, Status.INCORRETO),
+    ("cap09_tendencias.ex2", "o limiar das 48, sem a escolha nas pares",
+     lambda ns: {"held_out_accuracy": lambda conf, right, pick, test, target=0.75: ns["held_out_accuracy"](
+         conf, right, list(range(len(conf))), test, target)}, Status.INCORRETO),
+    ("cap08_vieses_harness.ex2", "arredondar em vez de arredondar para cima",
+     lambda ns: {"min_questions": lambda p, target: round(p * (1 - p) / target ** 2 + 1)}, Status.INCORRETO),
+    # as duas recusas de respostas certas
+    ("cap08_avaliacao.ex1", "o IDF ajustado só com o treino e as paráfrases, como o conjunto de teste (c10)",
+     _idf_como_no_teste, Status.CORRETO),
+    ("cap07_treinamento_otimizacao.ex1", "o leitor trocou o `D` da seção 7.4 e respondeu com a sua função",
+     lambda ns: {"D": ns["D"] * 2 if "D" in ns else None}, Status.CORRETO),
+]
+
+
+@pytest.mark.parametrize("ident, descricao, resposta, status", CASOS_DA_REVISAO,
+                         ids=[f"{c[0]}: {c[1]}" for c in CASOS_DA_REVISAO])
+def test_casos_da_revisao(ident, descricao, resposta, status, resolvidos):
+    ex = next(e for e in EXERCICIOS if e.id == ident)
+    ns = resolvidos(ex)
+    resultado = ex.checar(dict(ns, **resposta(ns)))
+    assert resultado.status is status, f"{descricao}: {resultado!r}"
+    if status is Status.INCORRETO:
+        assert resultado.mensagem and "não consegui conferir" not in resultado.mensagem

@@ -27,13 +27,13 @@ probe_before = multiple_choice_accuracy(model, tokenizer, items)
 
 
 # ---------------------------------------------------------------- exercício 2: quantas questões bastam
-def _n_por_laco(p, alvo, *, denominador=1, arredondar=None):
-    """O menor n com √(p(1 − p)/(n − denominador)) ≤ alvo, por laço (ou, com ``arredondar``, pela conta
+def _n_por_laco(p, target, *, denominador=1, arredondar=None):
+    """O menor n com √(p(1 − p)/(n − denominador)) ≤ target, por laço (ou, com ``arredondar``, pela conta
     fechada arredondada de um jeito errado: os erros comuns)."""
     if arredondar is not None:   # round(x + 1) = round(x) + 1
-        return int(arredondar(p * (1 - p) / alvo ** 2 + denominador))
+        return int(arredondar(p * (1 - p) / target ** 2 + denominador))
     n = denominador + 1
-    while math.sqrt(p * (1 - p) / (n - denominador)) > alvo:
+    while math.sqrt(p * (1 - p) / (n - denominador)) > target:
         n += 1
     return n
 

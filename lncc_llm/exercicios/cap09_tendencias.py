@@ -85,17 +85,23 @@ META = 0.75
 def _escolher(conf, right, target=META, maior=False, estrito=False):
     """O menor (ou maior) limiar da curva de abstenção do ``lncc_llm`` com acurácia ≥ ``target``; ``None``
     se nenhum chega lá. ``estrito`` responde só com confiança > limiar (um erro comum)."""
-    from ..stats import abstention_curve
-
+    pares = list(zip(conf, right))
     if estrito:
-        pares = list(zip(conf, right))
         validos = [t for t in sorted(set(conf)) if any(c > t for c, _ in pares)
                    and sum(ok for c, ok in pares if c > t) / sum(1 for c, _ in pares if c > t) >= target]
     else:
-        validos = [t for t, _, a in abstention_curve(conf, right) if a >= target]
+        validos = [t for t in sorted(set(conf))
+                   if sum(ok for c, ok in pares if c >= t) / sum(1 for c, _ in pares if c >= t) >= target]
     if not validos:
         return None
     return max(validos) if maior else min(validos)
+
+
+def _pela_curva(conf, right, target=META):
+    """A referência: o menor limiar da ``abstention_curve`` do ``lncc_llm`` com acurácia ≥ ``target``."""
+    from ..stats import abstention_curve
+
+    return min((t for t, _, a in abstention_curve(conf, right) if a >= target), default=None)
 
 
 def _fora_da_amostra(conf, right, pick, test, target=META, ignorar_pick=False, medir_em_pick=False):
@@ -151,7 +157,7 @@ ex2 = Exercicio(
         "`range(0, 48, 2)` e as ímpares, `range(1, 48, 2)`. O verificador chama as duas funções com outras "
         "listas, em que o limiar de metade das questões e o de todas são diferentes.",
     ),
-    esperado=lambda ns: {"choose_threshold": _escolher, "held_out_accuracy": _fora_da_amostra},
+    esperado=lambda ns: {"choose_threshold": _pela_curva, "held_out_accuracy": _fora_da_amostra},
     entradas=_entradas_ex2,
     erros_comuns=(
         ErroComum("`choose_threshold` devolve o maior limiar com acurácia ≥ target, que responde quase nada; "

@@ -210,13 +210,18 @@ def _linha_da_lacuna(funcao) -> int | None:
 
 
 BIBLIOTECAS = ("torch", "numpy", "transformers", "tokenizers", "tiktoken", "peft", "bitsandbytes", "trl",
-               "gguf", "scipy", "sklearn", "lncc_llm", "functools", "builtins")
+               "gguf", "scipy", "sklearn", "lncc_llm", "builtins", "math", "operator")
 
 
 def _de_biblioteca(funcao) -> str | None:
     """O nome qualificado de ``funcao`` se ela vem pronta de uma biblioteca (ou do ``lncc_llm``)."""
-    if isinstance(funcao, type):
-        return None
+    import functools
+    import inspect
+
+    if not (inspect.isroutine(funcao) or inspect.isclass(funcao) or isinstance(funcao, functools.partial)):
+        return None           # um objeto chamável (um modelo, um tokenizador) é um valor, não a função pedida
+    if isinstance(funcao, functools.partial):
+        funcao = funcao.func
     modulo = getattr(funcao, "__module__", None) or getattr(type(funcao), "__module__", "")
     if modulo and modulo.split(".")[0] in BIBLIOTECAS and not modulo.startswith("lncc_llm.exercicios"):
         nome = getattr(funcao, "__qualname__", None) or getattr(funcao, "__name__", None) or type(funcao).__name__
@@ -376,12 +381,11 @@ class Exercicio:
                 if linha is not None:
                     raise NaoTentado(f"`{nome}` ainda tem `____` (linha {linha} da célula): complete-a e "
                                      "rode a célula de novo.")
+                pronta = _de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
+                if pronta is not None:
+                    raise NaoTentado(f"`{nome}` usa a função pronta `{pronta}`: o exercício pede que você "
+                                     "escreva a conta, com as operações da lição.")
             if callable(valor) and self.entradas is not None and not isinstance(valor, type):
-                if do_leitor:
-                    pronta = _de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
-                    if pronta is not None:
-                        raise NaoTentado(f"`{nome}` usa a função pronta `{pronta}`: o exercício pede que você "
-                                         "escreva a conta, com as operações da lição.")
                 resultados = []
                 casos = self.entradas(ns)
                 if isinstance(casos, dict):                 # entradas próprias de cada função
