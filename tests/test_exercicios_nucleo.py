@@ -115,3 +115,131 @@ def test_contexto_nao_deixa_o_gradiente_desligado(tmp_path, monkeypatch):
     ns = contexto.celulas_do_notebook("falso", ("desliga",))()
     assert ns["x"] == 1
     assert torch.is_grad_enabled()
+
+
+# ---------------------------------------------------------------- a lacuna, as soluções isoladas, as dicas
+def test_a_lacuna_se_propaga_e_continua_a_mesma():
+    import copy
+
+    assert (____ @ M) is ____ and (M @ ____) is ____ and (2 * ____ + 1) is ____
+    assert ____[0] is ____ and ____(3) is ____ and ____.T is ____ and -____ is ____
+    assert copy.deepcopy(____) is ____ and copy.copy(____) is ____
+    assert ____ == ____ and ____ != 0 and not ____
+    assert (M * ____) is ____                         # o NumPy devolve a conta para a lacuna
+
+
+def _ex_funcao(**kw):
+    base = dict(esperado=lambda ns: {"f": lambda x: 2 * x}, entradas=lambda ns: [(1,), (5,)],
+                erros_comuns=(ErroComum("somou em vez de dobrar", lambda ns: {"f": lambda x: x + 2},
+                                        dica="Multiplique por 2."),))
+    base.update(kw)
+    return Exercicio("cap00.ex3", "teste", ("f",), ("dica geral 1", "dica geral 2"), **base)
+
+
+def test_funcao_com_lacuna_no_meio_e_nao_tentado_e_diz_a_linha():
+    ns = {}
+    exec("def f(x):\n    y = x * 2\n    z = ____ + y\n    return y\n", {"____": ____}, ns)
+    resultado = _ex_funcao().checar(ns)
+    assert resultado.status is Status.NAO_TENTADO
+    assert "linha 3" in resultado.mensagem
+
+
+def test_funcao_pronta_ou_que_so_a_chama_e_nao_tentado():
+    import math as m
+
+    ex = _ex_funcao(esperado=lambda ns: {"f": lambda x: m.sqrt(x)}, proibidas=("math.sqrt",))
+    assert ex.checar({"f": m.sqrt}).status is Status.NAO_TENTADO
+    ns = {"__name__": "__main__"}
+    exec("import math\ndef f(x):\n    return math.sqrt(x)\n", ns)
+    resultado = ex.checar({"f": ns["f"]})
+    assert resultado.status is Status.NAO_TENTADO and "math.sqrt" in resultado.mensagem
+    exec("def g(x):\n    return x ** 0.5\n", ns)
+    assert ex.checar({"f": ns["g"]}).status is Status.CORRETO
+    assert m.sqrt(4) == 2                                  # a armadilha foi desfeita
+
+
+def test_a_dica_seguinte_segue_o_erro_reconhecido(monkeypatch):
+    from lncc_llm.exercicios import nucleo
+
+    vistos = []
+    monkeypatch.setattr(nucleo, "mostrar", lambda obj: vistos.append(repr(obj)))
+    monkeypatch.setattr(nucleo, "_namespace_do_leitor", lambda *a, **k: {"f": lambda x: x + 2})
+    ex = _ex_funcao()
+    ex.verificar()
+    assert "somou em vez de dobrar" in vistos[-1]
+    ex.dica()
+    assert vistos[-1].startswith("Dica sobre o seu erro: Multiplique por 2.")
+    ex.dica()
+    assert vistos[-1].startswith("Dica 1 de 2: dica geral 1")
+
+
+def test_a_solucao_roda_a_parte_e_nao_responde_pelo_leitor():
+    """O que a solução define some; o que ela troca volta; a resposta do leitor fica; os geradores voltam."""
+    import random
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+    ex = _ex(esperado=lambda ns: {"x": 2.0})
+    ns = {"x": 7.0, "licao": [1, 2]}
+    random.seed(3)
+    depois_da_semente = random.getstate()
+    np.random.seed(3)
+    with capture_output():
+        with ex.solucao_recolhida(ns):
+            ns["x"] = 2.0                 # a solução responde...
+            ns["auxiliar"] = "da solução"
+            random.random()
+            np.random.rand()
+    assert ns == {"x": 7.0, "licao": [1, 2]}          # ...mas a resposta do leitor (7.0) volta
+    assert random.getstate() == depois_da_semente
+    assert np.random.rand() == np.random.RandomState(3).rand()
+    ns.pop("x")
+    with capture_output():
+        with ex.solucao_recolhida(ns):
+            ns["x"] = 2.0
+    assert ex.checar(ns).status is Status.NAO_TENTADO  # depois de "Run All", ainda não tentado
+
+
+def test_a_continuacao_da_solucao_recebe_o_que_a_solucao_definiu():
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    from lncc_llm.exercicios import nucleo
+
+    InteractiveShell.instance()
+    ns = {}
+    with capture_output():
+        with nucleo.isolado(ns, chave="exercício 9"):
+            ns["modelo"] = "treinado"
+        assert "modelo" not in ns
+        with nucleo.isolado(ns, chave="exercício 9", retomar=True):
+            assert ns["modelo"] == "treinado"
+    assert ns == {}
+
+
+def test_celula_inicial_nao_pede_para_trocar_o_import():
+    from lncc_llm.exercicios import todos
+    from lncc_llm.exercicios.celulas import celula_inicial
+
+    for ex in todos():
+        linhas = celula_inicial(ex).splitlines()
+        assert "ficam como estão" in linhas[0]
+        assert linhas[1] == "from lncc_llm.exercicios import ____"
+        assert any(linha.startswith("# Sua resposta") for linha in linhas)
+        assert "____" in "\n".join(linhas[3:])
+
+
+def test_um_exercicio_nucleo_tem_funcao_entradas_e_a_linha_para_seguir():
+    from lncc_llm.exercicios.celulas import celula_inicial
+
+    with pytest.raises(ValueError, match="núcleo"):
+        Exercicio("cap00.ex1", "t", ("f",), (), esperado=lambda ns: {"f": abs}, tipo="nucleo")
+    ex = Exercicio("cap00.ex1", "t", ("f",), (), esperado=lambda ns: {"f": abs}, tipo="nucleo",
+                   entradas=lambda ns: [(-1,)], seguir="attention = f",
+                   inicio="def f(x):\n    return ____\n")
+    celula = celula_inicial(ex)
+    assert "escreva o corpo da função" in celula and celula.endswith("# attention = f")
+    with pytest.raises(ValueError, match="tipo"):
+        Exercicio("cap00.ex1", "t", ("f",), (), esperado=lambda ns: {"f": abs}, tipo="outro")

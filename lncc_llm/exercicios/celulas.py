@@ -36,7 +36,9 @@ def celula_inicial(ex: Exercicio) -> str:
             + f"# Sua resposta: {o_que}, nas linhas abaixo\n"
             f"{ex.inicio}\n"
             + ("\n\n" if ex.inicio.startswith(("def ", "class ")) else "")
-            + f"{ex.nome}.verificar()")
+            + f"{ex.nome}.verificar()"
+            + (f"\n# A lição segue com a versão do lncc_llm; para seguir com a sua, descomente:\n"
+               f"# {ex.seguir}" if ex.tipo == "nucleo" else ""))
 
 
 def celula_solucao(ex: Exercicio) -> str:

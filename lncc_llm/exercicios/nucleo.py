@@ -210,7 +210,7 @@ def _linha_da_lacuna(funcao) -> int | None:
 
 
 BIBLIOTECAS = ("torch", "numpy", "transformers", "tokenizers", "tiktoken", "peft", "bitsandbytes", "trl",
-               "gguf", "scipy", "sklearn", "lncc_llm", "builtins", "math", "operator")
+               "gguf", "scipy", "sklearn", "lncc_llm", "math", "operator")
 
 
 def _de_biblioteca(funcao) -> str | None:
@@ -318,6 +318,8 @@ class Exercicio:
     - ``proibidas``: as funções prontas (``"torch.nn.functional.softmax"``) que a função do leitor não pode
       ser, nem chamar: quem as usa recebe "não tentado";
     - ``gradiente``: a função do leitor treina (o verificador a chama com o autograd ligado);
+    - ``seguir``: num exercício núcleo, a linha que faz as células seguintes usarem a versão do leitor (a
+      lição segue com a cópia do ``lncc_llm``; a célula inicial mostra a linha, comentada);
     - ``tipo``: ``"nucleo"`` (o leitor escreve a peça central da lição, no fluxo principal; o verificador a
       chama em entradas sorteadas que o notebook nunca mostra) ou ``"consolidacao"``;
     - ``inicio``: as linhas da célula inicial que o leitor completa (com ``____``).
@@ -334,7 +336,7 @@ class Exercicio:
                  rtol: float = 1e-4, atol: float = 1e-6,
                  parabens: str = "", inicio: str = "",
                  atalhos: tuple[ErroComum, ...] = (), proibidas: tuple[str, ...] = (),
-                 tipo: str = "consolidacao", gradiente: bool = False):
+                 tipo: str = "consolidacao", gradiente: bool = False, seguir: str = ""):
         if tipo not in ("nucleo", "consolidacao"):
             raise ValueError(f"{id}: tipo {tipo!r} desconhecido (use 'nucleo' ou 'consolidacao').")
         if esperado is None and conferir is None:
@@ -357,6 +359,10 @@ class Exercicio:
         self.proibidas = tuple(proibidas)
         self.tipo = tipo
         self.gradiente = gradiente          # a função do leitor treina: chamada com o autograd ligado
+        self.seguir = seguir.strip()
+        if tipo == "nucleo" and (entradas is None or not self.seguir):
+            raise ValueError(f"{id}: um exercício núcleo pede uma função chamada em `entradas` e a linha "
+                             "`seguir`, que roda o resto da lição com a versão do leitor.")
         self._dica_atual = 0
         self._erro_reconhecido: ErroComum | None = None
         self._dica_do_erro_mostrada = False
