@@ -360,3 +360,57 @@ def test_casos_da_revisao(ident, descricao, resposta, status, resolvidos):
     assert resultado.status is status, f"{descricao}: {resultado!r}"
     if status is Status.INCORRETO:
         assert resultado.mensagem and "não consegui conferir" not in resultado.mensagem
+
+
+_NUMERO = __import__("re").compile(r"(?<![\w.])[-−]?\d[\d\u202f]*(?:[.,]\d+)?(?:e[-+]?\d+)?")
+
+
+def _numeros_impressos_antes(notebook: str, numero: int) -> list[float]:
+    """Os números que as saídas guardadas mostram antes do enunciado do exercício (o que um leitor copiaria)."""
+    caderno = json.loads((RAIZ / "book" / f"{notebook}.ipynb").read_text(encoding="utf-8"))
+    celulas = caderno["cells"][:posicao_do_enunciado(caderno["cells"], numero)]
+    textos = []
+    for c in celulas:
+        if "".join(c.get("source", [])).startswith("# @title Solução"):
+            continue                                     # a saída de outra solução fica recolhida
+        for saida in c.get("outputs", []):
+            textos.append("".join(saida.get("text", "")) + "".join(saida.get("data", {}).get("text/plain", "")))
+    numeros = []
+    for m in _NUMERO.finditer("\n".join(textos)):
+        try:
+            numeros.append(float(m.group().replace("\u202f", "").replace("−", "-").replace(",", ".")))
+        except ValueError:
+            pass
+    return numeros
+
+
+def _escalares(valor):
+    if hasattr(valor, "detach"):
+        valor = valor.detach().cpu().double().numpy()
+    if isinstance(valor, dict):
+        return [x for v in valor.values() for x in _escalares(v)]
+    if isinstance(valor, str) or valor is None:
+        return None
+    try:
+        arr = np.asarray(valor, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    return arr.ravel().tolist()
+
+
+@pytest.mark.parametrize("ex", [e for e in EXERCICIOS if e.entradas is None], ids=lambda e: e.id)
+def test_nenhuma_resposta_de_valor_se_copia_das_saidas_da_licao(ex, resolvidos):
+    """Um exercício de valor não passa com números copiados das saídas guardadas antes dele: ao menos uma
+    das variáveis pedidas tem um número que a lição não imprimiu (com a tolerância do verificador)."""
+    ns = resolvidos(ex)
+    notebook = importlib.import_module(f"lncc_llm.exercicios.{ex.capitulo}").NOTEBOOK
+    impressos = np.array(_numeros_impressos_antes(notebook, ex.numero) or [np.nan])
+    copiaveis = []
+    for nome in ex.variaveis:
+        escalares = _escalares(ns[nome])
+        if escalares is None or callable(ns[nome]):
+            return                                       # um texto, uma função, uma classe: não se copia
+        if all(np.any(np.abs(impressos - x) <= ex.atol + ex.rtol * abs(x)) for x in escalares):
+            copiaveis.append(nome)
+    assert copiaveis != list(ex.variaveis), (
+        f"todas as respostas de {ex.id} ({', '.join(copiaveis)}) aparecem impressas antes do exercício")

@@ -467,6 +467,10 @@ class Exercicio:
             if _vazio(ns[nome]):
                 return Resultado(Status.NAO_TENTADO,
                                  f"troque `____` pela sua resposta em `{nome}` e rode a célula de novo.")
+            linha = _linha_da_lacuna(ns[nome]) if callable(ns[nome]) else None
+            if linha is not None:                      # a primeira resposta ainda em branco, na ordem da célula
+                return Resultado(Status.NAO_TENTADO, f"`{nome}` ainda tem `____` (linha {linha} da célula): "
+                                                     "complete-a e rode a célula de novo.")
             valores[nome] = ns[nome]
         try:
             respostas = self._respostas(valores, ns)

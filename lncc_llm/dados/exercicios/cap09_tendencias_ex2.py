@@ -23,7 +23,9 @@ print(f"todas as 48: limiar {threshold:.3f} responde {answered}")
 even, odd = list(range(0, len(items), 2)), list(range(1, len(items), 2))
 chosen = choose_threshold([conf[i] for i in even], [right[i] for i in even])
 acc_odd = held_out_accuracy(conf, right, even, odd)
-print(f"limiar escolhido nas pares: {chosen:.3f} → acurácia nas ímpares {acc_odd:.3f}")
+n_odd = sum(conf[i] >= chosen for i in odd)
+print(f"limiar escolhido nas pares: {chosen:.3f} → nas ímpares responde {n_odd} de {len(odd)}, "
+      f"acurácia {acc_odd:.3f}")
 # uma divisão só é pouco: 500 divisões ao acaso, metade escolhe o limiar e a outra metade o mede
 import numpy as np  # noqa: E402
 
