@@ -104,10 +104,10 @@ RUN_ALL_CHECK = ("from lncc_llm.exercicios import conferir_nao_tentados\n"
 
 
 def install_run_all_check(file_class, cell_class):
-    """Depois da última célula de cada notebook com exercícios, o nbval roda mais um item no mesmo
-    kernel: cada verificador do notebook tem de responder "não tentado", porque as soluções recolhidas
-    rodam à parte e não respondem pelo leitor (o "Run All" de um estudante). Sem custo: o kernel já
-    está aberto."""
+    """Depois da última célula de cada notebook com exercícios, o nbval roda mais um item no
+    mesmo kernel: cada verificador do notebook tem de responder "não tentado", porque as soluções
+    recolhidas rodam à parte e não respondem pelo leitor (o "Run All" de um estudante). Sem custo:
+    o kernel já está aberto."""
     collect = file_class.collect
     if getattr(collect, "run_all_check", False):
         return
