@@ -68,14 +68,15 @@ def _kv(ns, cabecas_kv, fator_kv=2, bytes_=2, tokens=32768):
 
 
 ex2 = Exercicio(
-    "cap03_moe_bloco.ex2", "o KV cache do Mixtral em GiB", ("gib_gqa", "gib_mha"),
+    "cap03_moe_bloco.ex2", "o KV cache do Mixtral em GiB", ("bytes_gqa", "gib_gqa", "gib_mha"),
     dicas=(
         "O cache guarda K e V (fator 2), em cada camada, para cada cabeça de key/value, d_cabeça números por "
         "token.",
         "bf16 ocupa 2 bytes por número; com GQA há 8 cabeças de K/V, com multi-cabeça, 32.",
         "`kv_cache_bytes(camadas, cabeças_kv, d_cabeça, tokens, bytes_per_value=2)` faz a conta; confira à mão.",
     ),
-    esperado=lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 2**30,
+    esperado=lambda ns: {"bytes_gqa": _kv(ns, ns["mix"]["kv_heads"]),
+                         "gib_gqa": _kv(ns, ns["mix"]["kv_heads"]) / 2**30,
                          "gib_mha": _kv(ns, ns["mix"]["heads"]) / 2**30},
     erros_comuns=(
         ErroComum("faltou o fator 2: o cache guarda K e também V.",
@@ -90,6 +91,7 @@ ex2 = Exercicio(
                   lambda ns: {"gib_gqa": _kv(ns, ns["mix"]["kv_heads"])}),
     ),
     inicio="""
+bytes_gqa = ____    # bytes do KV cache com GQA (8 cabeças de K/V), uma sequência de 32 768 tokens (int)
 gib_gqa = ____      # GiB (2³⁰ bytes) do KV cache com GQA (8 cabeças de K/V)
 gib_mha = ____      # GiB com atenção multi-cabeça (32 cabeças)
 """,

@@ -112,7 +112,7 @@ def _esperado_ex2(ns):
     from ..prompting import majority_vote
 
     respostas = [_ler_soma(s, 10, 5) for s in _cadeias(ns)]
-    return {"answers": respostas, "vote_label": majority_vote(respostas).label}
+    return {"samples": list(_cadeias(ns)), "answers": respostas, "vote_label": majority_vote(respostas).label}
 
 
 def _primeiro_numero(texto):
@@ -121,7 +121,7 @@ def _primeiro_numero(texto):
 
 
 ex2 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex2", "a autoconsistência em 10 + 5", ("answers", "vote_label"),
+    "cap05_instrucoes_raciocinio.ex2", "a autoconsistência em 10 + 5", ("samples", "answers", "vote_label"),
     dicas=(
         "É a receita da seção 5.6 com outra conta: troque 27 + 58 por 10 + 5 na pergunta passo a passo e nos argumentos de "
         "`read_sum` (a função fica como está), com cadeias de até 32 tokens.",
@@ -139,7 +139,13 @@ ex2 = Exercicio(
                   "aceita a resposta declarada ou o resultado escrito logo depois da conta.",
                   lambda ns: {"answers": [_primeiro_numero(s) for s in _cadeias(ns)]}),
     ),
+    atalhos=(
+        ErroComum("`samples` não são as 10 cadeias que o modelo sorteia com essa receita (semente 0): gere-as "
+                  "com `sample_many`, e as respostas e o voto saem delas; digitar `[15] * 10` não mede nada.",
+                  lambda ns: {"samples": ["15"] * 10, "answers": [15] * 10, "vote_label": 15}),
+    ),
     inicio="""
+samples = ____      # as 10 cadeias sorteadas (uma lista de 10 textos, de sample_many)
 answers = ____      # as 10 respostas lidas por read_sum (int, ou None quando não há resposta)
 vote_label = ____   # o vencedor do voto da maioria (o .label de majority_vote)
 """,
