@@ -280,6 +280,28 @@ def _com_svd(alvo, steps=3000):
     return b, a, [float((alvo ** 2).sum())] + [float(((b @ a - alvo) ** 2).sum())] * (steps - 1)
 
 
+def _com_eigh(alvo, steps=3000):
+    """O mesmo atalho por outra porta: o maior autovetor de alvoᵀ·alvo (a revisão seguinte o achou)."""
+    import torch
+
+    _, vecs = torch.linalg.eigh(alvo.T @ alvo)
+    a = vecs[:, -1:].T
+    b = alvo @ a.T
+    return b, a, [float((alvo ** 2).sum())] + [float(((b @ a - alvo) ** 2).sum())] * (steps - 1)
+
+
+def _por_iteracao_de_potencia(alvo, steps=3000):
+    """Sem nenhuma função proibida: o vetor singular por iteração de potência, e uma curva inventada."""
+    import torch
+
+    a = torch.ones(1, alvo.shape[1], dtype=alvo.dtype)
+    for _ in range(200):
+        a = (alvo.T @ alvo @ a.T).T
+        a = a / a.norm()
+    b = alvo @ a.T
+    return b, a, [float((alvo ** 2).sum())] + [float(((b @ a - alvo) ** 2).sum())] * (steps - 1)
+
+
 def _validador_so_no_fim(texto):
     import re
 
@@ -306,6 +328,10 @@ def _idf_como_no_teste(ns):
 CASOS_DA_REVISAO = [
     ("cap07_treinamento_otimizacao.ex1", "o piso pela fórmula da dica 3 (SVD), sem descida",
      lambda ns: {"fit_rank1": _com_svd}, Status.NAO_TENTADO),
+    ("cap07_treinamento_otimizacao.ex1", "o mesmo piso por autovetores (eigh), sem descida",
+     lambda ns: {"fit_rank1": _com_eigh}, Status.NAO_TENTADO),
+    ("cap07_treinamento_otimizacao.ex1", "iteração de potência e uma curva inventada, sem descida",
+     lambda ns: {"fit_rank1": _por_iteracao_de_potencia}, Status.INCORRETO),
     ("cap02_atencao_camada.ex2", "a teoria digitada, sem simulação",
      lambda ns: {"raw_vars": [2, 32, 512], "scaled_vars": [1, 1, 1]}, Status.INCORRETO),
     ("cap02_atencao_camada.ex2", "normais sorteadas direto, sem o produto q·k",
@@ -346,6 +372,9 @@ CASOS_DA_REVISAO = [
     # as duas recusas de respostas certas
     ("cap08_avaliacao.ex1", "o IDF ajustado só com o treino e as paráfrases, como o conjunto de teste (c10)",
      _idf_como_no_teste, Status.CORRETO),
+    ("cap08_avaliacao.ex1", "o IDF ajustado com o treino e uma paráfrase de cada vez",
+     lambda ns: {"best_paraphrases": [__import__("lncc_llm.contamination", fromlist=["x"]).cross_similarities(
+         ns["train_texts"], [p]).max() for p in ns["paraphrases"]]}, Status.CORRETO),
     ("cap07_treinamento_otimizacao.ex1", "o leitor trocou o `D` da seção 7.4 e respondeu com a sua função",
      lambda ns: {"D": ns["D"] * 2 if "D" in ns else None}, Status.CORRETO),
 ]

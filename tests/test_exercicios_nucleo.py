@@ -126,6 +126,45 @@ def test_a_lacuna_se_propaga_e_continua_a_mesma():
     assert copy.deepcopy(____) is ____ and copy.copy(____) is ____
     assert ____ == ____ and ____ != 0 and not ____
     assert (M * ____) is ____                         # o NumPy devolve a conta para a lacuna
+    assert f"{____:.3f}" == "____"                    # um print formatado da resposta em branco não quebra
+
+
+@pytest.mark.parametrize("uso", [lambda: [x for x in ____], lambda: len(____), lambda: 3 in ____,
+                                 lambda: sum(____), lambda: list(____)])
+def test_percorrer_a_lacuna_da_um_erro_claro_e_nao_trava(uso):
+    with pytest.raises(TypeError, match="ainda é `____`"):
+        uso()
+
+
+def test_o_verificador_nao_mexe_nos_geradores_aleatorios_do_leitor(monkeypatch):
+    import torch
+
+    from lncc_llm.exercicios import nucleo
+
+    ex = _ex_funcao(entradas=lambda ns: [(float(torch.rand(1)),), (float(np.random.rand()),)])
+    ns = {"f": lambda x: 2 * x}
+    monkeypatch.setattr(nucleo, "_namespace_do_leitor", lambda: ns)
+    monkeypatch.setattr(nucleo, "mostrar", lambda *a, **k: None)
+    monkeypatch.setattr(registro, "registrar", lambda *a, **k: None)
+    torch.manual_seed(3)
+    np.random.seed(3)
+    ex.verificar()
+    depois = (float(torch.rand(1)), float(np.random.rand()))
+    torch.manual_seed(3)
+    np.random.seed(3)
+    assert depois == (float(torch.rand(1)), float(np.random.rand()))
+
+
+def test_um_except_exception_do_leitor_nao_engole_a_funcao_proibida():
+    def engole(x):
+        try:
+            return np.linalg.svd(x, compute_uv=False)
+        except Exception:
+            return None
+
+    ex = Exercicio("cap00.ex4", "teste", ("f",), ("d",), esperado=lambda ns: {"f": lambda x: np.ones(2)},
+                   entradas=lambda ns: [(np.eye(2),)], proibidas=("numpy.linalg.svd",))
+    assert ex.checar({"f": engole}).status is Status.NAO_TENTADO
 
 
 def _ex_funcao(**kw):

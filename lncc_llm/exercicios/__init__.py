@@ -50,7 +50,8 @@ def progresso() -> None:
                            "<p>O registro de progresso está desligado (<code>LNCC_LLM_PROGRESSO=0</code> ou CI).</p>"))
         return
     linhas = registro.resumo({cap: [e.id for e in do_capitulo(cap)] for cap in CAPITULOS})
-    texto = "\n".join(f"{c:<18} {n:>2} exercícios | {t:>2} tentados | {k:>2} corretos" for c, n, t, k in linhas)
+    largura = max(len(c) for c, *_ in linhas) if linhas else 0
+    texto = "\n".join(f"{c:<{largura}} {n:>2} exercícios | {t:>2} tentados | {k:>2} corretos" for c, n, t, k in linhas)
     tabela = "".join(f"<tr><td>{c}</td><td>{n}</td><td>{t}</td><td>{k}</td></tr>" for c, n, t, k in linhas)
     mostrar(Exibivel(texto, "<table><tr><th>capítulo</th><th>exercícios</th><th>tentados</th>"
                               f"<th>corretos</th></tr>{tabela}</table>"))

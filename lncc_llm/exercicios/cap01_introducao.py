@@ -89,7 +89,7 @@ def _conferir_ex2(valores, ns):
 
 
 ex2 = Exercicio(
-    "cap01_introducao.ex2", "a suavização de Laplace nos bigramas", ("vocab_size", "laplace_probability"),
+    "cap01_introducao.ex2", "a suavização de Laplace nos bigramas", ("laplace_probability", "vocab_size"),
     dicas=(
         "O numerador ganha 1 em todo par, visto ou não; o denominador ganha |V| para que P(· | anterior) "
         "continue somando 1.",

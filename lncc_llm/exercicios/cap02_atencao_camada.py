@@ -87,9 +87,9 @@ def _curtose(x):
     return float((x ** 4).mean() / (x ** 2).mean() ** 2 - 3)
 
 
-def _conferir_ex3(valores, ns):
+def _conferir_ex2(valores, ns):
     produtos = _produtos(valores["dots"])
-    # q·k com d_k = 2 é a soma de 2 produtos de normais: caudas pesadas (curtose em excesso 3 + 6/d_k ... 3).
+    # q·k com d_k = 2 é a soma de 2 produtos de normais: caudas pesadas (curtose em excesso 6/d_k, 3 com d_k = 2).
     # Um vetor sorteado direto de uma normal com variância d_k (sem fazer o produto) tem curtose 0.
     if _curtose(produtos[0]) < 1.0:
         raise Incorreto("com d_k = 2, os seus `dots` têm a distribuição de uma normal, não a de q·k (uma soma de "
@@ -130,12 +130,13 @@ ex2 = Exercicio(
     dicas=(
         "Para cada d_k, sorteie duas matrizes `torch.randn(N, d_k)`, com N = 20 000 linhas (cada linha é um "
         "par q, k), faça o produto interno linha a linha e tire a variância dos N números.",
-        "O produto interno linha a linha é `dots = (q_s * k_s).sum(dim=-1)` e a variância, `dots.var()`. Para "
-        "a segunda lista, use os mesmos `dots`, divididos por `d**0.5`.",
+        "O produto interno linha a linha é `dots_d = (q_s * k_s).sum(dim=-1)` (um vetor de N números por d_k, "
+        "guardado na lista `dots`) e a variância, `dots_d.var()`. Para a segunda lista, use os mesmos `dots_d`, "
+        "divididos por `d**0.5`.",
         "Compare cada número de `raw_vars` com o seu d_k: cada parcela q_m·k_m tem variância 1, e as d_k "
         "parcelas são independentes.",
     ),
-    conferir=_conferir_ex3,
+    conferir=_conferir_ex2,
     erros_comuns=(
         ErroComum("você dividiu q·k por d_k, e não por √d_k: a variância caiu para perto de 1/d_k.",
                   lambda ns: _escaladas_erradas(ns, 2)),

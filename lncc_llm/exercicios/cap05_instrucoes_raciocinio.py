@@ -32,6 +32,11 @@ def _termina_com_a_frase(texto):
     return achado.group(1) if achado else None
 
 
+def _sem_espacos(texto):
+    achado = re.fullmatch(r"The review is (positive|negative)\.", texto)
+    return achado.group(1) if achado else None
+
+
 def _em_qualquer_lugar(texto):
     achado = re.findall(r"\b(positive|negative)\b", texto)
     return achado[0] if len(set(achado)) == 1 else None
@@ -79,6 +84,10 @@ ex1 = Exercicio(
         ErroComum("isso lê o rótulo onde ele estiver, como o `parse_label`: mede o acerto, não o formato. O "
                   "validador só aceita a frase exata.",
                   lambda ns: {"sentence_label": _em_qualquer_lugar}),
+        ErroComum("o validador recusou a frase certa com espaços em volta (\"  The review is negative. \"): o "
+                  "formato tolera espaços e quebras de linha antes e depois da frase, e nada mais.",
+                  lambda ns: {"sentence_label": _sem_espacos},
+                  dica="Ponha `\\s*` no começo e no fim do padrão do `re.fullmatch`."),
     ),
     inicio="""
 def sentence_label(text):

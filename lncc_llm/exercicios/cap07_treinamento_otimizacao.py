@@ -14,7 +14,9 @@ _CONFIGURACAO = ("4bd5df88", "f7f479f8")          # setup_notebook e o modelo de
 # ---------------------------------------------------------------- exercício 1: o piso do posto 1
 def _entradas_ex1(ns):
     """Alvos sorteados com semente própria, que o notebook nunca mostra: um 3 × 2 de posto 2, um 3 × 2 de
-    posto 1 (o piso vai a zero) e um 4 × 3 (o piso é σ₂² + σ₃², e uma função presa a 3 × 2 falha)."""
+    posto 1 (o piso vai a zero) e um 4 × 3 (o piso é σ₂² + σ₃², e uma função presa a 3 × 2 falha), cada um
+    com um número de passos diferente do padrão; e, por fim, o 3 × 2 com só 3 passos, que não chegam ao
+    piso (uma função que pula para a resposta, sem descer, falha aí)."""
     import torch
 
     gen = torch.Generator().manual_seed(7_2026)
@@ -22,7 +24,10 @@ def _entradas_ex1(ns):
     posto1 = torch.outer(0.05 * torch.randn(3, generator=gen, dtype=torch.float64),
                          torch.randn(2, generator=gen, dtype=torch.float64))
     maior = 0.05 * torch.randn(4, 3, generator=gen, dtype=torch.float64)
-    return [(posto2,), (posto1,), (maior,)]
+    return [(posto2, 2000), (posto1, 2500), (maior, 3000), (posto2, _PASSOS_CURTOS)]
+
+
+_PASSOS_CURTOS = 3
 
 
 def _piso(alvo: np.ndarray) -> float:
@@ -34,14 +39,15 @@ def _piso(alvo: np.ndarray) -> float:
 def _matriz(valor, nome, forma):
     arr = como_array(valor)
     if arr is None or arr.shape != forma:
-        raise Incorreto(f"`{nome}` deveria ser uma matriz {forma[0]} × {forma[1]} (o alvo do teste é "
-                        f"{forma[0] if nome == 'B' else 'm'} × {forma[1] if nome == 'A' else 'n'}).")
+        raise Incorreto(f"`{nome}` deveria ser uma matriz {forma[0]} × {forma[1]} (com o alvo m × n do teste, "
+                        f"{'B é m × 1' if nome == 'B' else 'A é 1 × n'}; aqui m = "
+                        f"{forma[0] if nome == 'B' else '…'} e n = {forma[1] if nome == 'A' else '…'}).")
     return arr.astype(np.float64)
 
 
 def _conferir_ex1(valores, ns):
     saidas = valores["fit_rank1"]
-    for (alvo_t,), saida in zip(_entradas_ex1(ns), saidas):
+    for (alvo_t, passos), saida in zip(_entradas_ex1(ns), saidas):
         alvo = alvo_t.numpy()
         m, n = alvo.shape
         if not isinstance(saida, (tuple, list)) or len(saida) != 3:
@@ -52,9 +58,12 @@ def _conferir_ex1(valores, ns):
                             "`A` (1 × n).")
         b, a = _matriz(b, "B", (m, 1)), _matriz(a, "A", (1, n))
         curva = como_array(gaps)
-        if curva is None or curva.ndim != 1 or curva.size < 100:
-            raise Incorreto("`gaps` deveria ser a lista de ‖BA − alvo‖² de cada passo da descida (uma por "
-                            "passo, ao menos 100).")
+        if curva is None or curva.ndim != 1:
+            raise Incorreto("`gaps` deveria ser a lista de ‖BA − alvo‖² de cada passo da descida, um número "
+                            "por passo.")
+        if curva.size != passos:
+            raise Incorreto(f"com `steps={passos}`, `gaps` tem {curva.size} valores: dê exatamente `steps` "
+                            "passos (use o argumento `steps` no laço) e guarde um valor por passo.")
         norma2, piso = float((alvo ** 2).sum()), _piso(alvo)
         if abs(curva[0] - norma2) > 1e-6 * max(norma2, 1e-12):
             if abs(curva[0] ** 2 - norma2) < 1e-6 * norma2:
@@ -67,20 +76,18 @@ def _conferir_ex1(valores, ns):
         if final < piso - tolerancia:
             raise Incorreto("o seu BA chegou abaixo do piso de Eckart–Young, o que nenhum produto de posto 1 "
                             "consegue: confira o formato de `B` e `A`.")
+        if passos == _PASSOS_CURTOS:
+            if final < piso + 0.2 * norma2:
+                raise Incorreto(f"com só `steps={passos}`, o seu BA já está no piso: {passos} passos do Adam com "
+                                "lr=0,01, partindo de B = 0, não chegam lá. A função deve descer o gradiente "
+                                "passo a passo, sem calcular a resposta de outro jeito.")
+            continue
         if final > piso + tolerancia:
-            raise Incorreto("a descida ainda não chegou ao piso em um dos alvos de teste: dê mais passos "
-                            "(`steps`) ou confira a taxa do Adam.")
+            raise Incorreto(f"com `steps={passos}`, a descida ainda não chegou ao piso em um dos alvos de teste: "
+                            "confira a taxa do Adam (lr=0,01) e a inicialização (A pequeno, B em zero).")
         if abs(curva[-1] - final) > 0.05 * norma2:
             raise Incorreto("o último valor de `gaps` não é o erro do `B` e do `A` devolvidos: guarde o erro de "
                             "cada passo da mesma descida.")
-
-
-def _com_svd(alvo, steps=3000):
-    import torch
-
-    u, s_, vt = torch.linalg.svd(alvo)
-    b, a = u[:, :1] * s_[0], vt[:1]
-    return b, a, [float((alvo ** 2).sum())] * 99 + [float(((b @ a - alvo) ** 2).sum())]
 
 
 ex1 = Exercicio(
@@ -89,8 +96,9 @@ ex1 = Exercicio(
         "Copie o laço da seção 7.4.8 para dentro da função, com `rank = 1` e `target` no lugar de `D`: "
         "`A_fit` (1 × n) começa pequeno e aleatório, `B_fit` (m × 1) começa em zero, e o Adam anda `steps` "
         "passos com `lr=0.01`.",
-        "Tire m e n de `target.shape` (o verificador usa alvos de outros formatos) e guarde em `gaps` o "
-        "`gap.item()` de cada passo, antes do `optimizer.step()`.",
+        "Tire m e n de `target.shape` (o verificador usa alvos de outros formatos), ande exatamente `steps` "
+        "passos (ele pede 3, 2000, 2500 e 3000) e guarde em `gaps` o `gap.item()` de cada passo, antes do "
+        "`optimizer.step()`.",
         "Devolva `B_fit.detach(), A_fit.detach(), gaps`. O piso para onde a descida vai é a soma dos σᵢ² "
         "depois do primeiro (σ₂², num alvo 3 × 2); o verificador o calcula para comparar, mas a sua função "
         "tem de chegar lá descendo o gradiente.",
@@ -99,7 +107,11 @@ ex1 = Exercicio(
     entradas=_entradas_ex1,
     erros_comuns=(),
     atalhos=(),
-    proibidas=("torch.linalg.svd", "torch.linalg.svdvals", "torch.svd", "numpy.linalg.svd"),
+    proibidas=("torch.linalg.svd", "torch.linalg.svdvals", "torch.svd", "torch.svd_lowrank", "torch.pca_lowrank",
+               "torch.linalg.eig", "torch.linalg.eigh", "torch.linalg.eigvals", "torch.linalg.eigvalsh",
+               "torch.lobpcg", "numpy.linalg.svd", "numpy.linalg.eig", "numpy.linalg.eigh",
+               "numpy.linalg.eigvals", "numpy.linalg.eigvalsh", "scipy.linalg.svd", "scipy.linalg.svdvals",
+               "scipy.linalg.eig", "scipy.linalg.eigh", "scipy.sparse.linalg.svds"),
     gradiente=True,
     inicio='''
 def fit_rank1(target, steps=3000):

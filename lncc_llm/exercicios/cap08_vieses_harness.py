@@ -40,8 +40,9 @@ def _n_por_laco(p, target, *, denominador=1, arredondar=None):
 
 def _entradas_ex2(ns):
     """Acurácias e metas que o notebook nunca mostra (nenhuma com p = 0,5, onde arredondar e arredondar
-    para cima coincidem por acaso): a conta fechada cai em frações abaixo e acima de 0,5."""
-    return [dict(p=p, target=t) for p, t in ((0.3, 0.05), (0.62, 0.03), (0.9, 0.02), (0.45, 0.1), (0.81, 0.04), (0.66, 0.04))]
+    para cima coincidem por acaso, e nenhuma em que p(1 − p)/meta² seja um inteiro, onde o arredondamento
+    do float decidiria): a conta fechada cai em frações abaixo e acima de 0,5."""
+    return [dict(p=p, target=t) for p, t in ((0.3, 0.06), (0.62, 0.03), (0.85, 0.02), (0.45, 0.1), (0.81, 0.04), (0.66, 0.04))]
 
 
 def _p(ns):
@@ -72,7 +73,7 @@ ex2 = Exercicio(
                   lambda ns: {"se_48": _p(ns) * (1 - _p(ns)) / 47},
                   dica="O erro-padrão é `math.sqrt(p * (1 - p) / (n - 1))`: a raiz da variância da média."),
         ErroComum("`min_questions` arredonda para o inteiro mais próximo: com a conta fechada caindo em "
-                  "x,3, ele fica uma questão abaixo do necessário. Arredonde para cima.",
+                  "x,3, o n fica uma questão abaixo do necessário. Arredonde para cima.",
                   _como_erro(arredondar=round), dica=3),
         ErroComum("`min_questions` esqueceu o + 1 (ou usou n no denominador, e não n − 1, como o harness): a "
                   "conta fechada dá n − 1, e com esse n o erro-padrão ainda passa da meta.",

@@ -12,7 +12,7 @@ import copy
 import html
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
 from typing import Callable
@@ -45,6 +45,15 @@ class _Lacuna:
 
     def __reduce__(self):
         return "____"
+
+    def __format__(self, especificacao):
+        return "____"
+
+    def _sem_conteudo(self, *args):
+        raise TypeError("a resposta ainda é `____`: troque-a pelo seu código antes de percorrê-la, "
+                        "medi-la ou procurar algo nela.")
+
+    __iter__ = __len__ = __contains__ = _sem_conteudo
 
     def __getattr__(self, nome):
         if nome.startswith("__"):
@@ -114,6 +123,7 @@ class Resultado:
 
     status: Status
     mensagem: str = ""
+    erro: "ErroComum | None" = field(default=None, compare=False, repr=False)   # o erro comum reconhecido
 
     def __bool__(self) -> bool:
         return self.status is Status.CORRETO
@@ -247,8 +257,8 @@ def _resolver(caminho: str):
     return None
 
 
-class _AtalhoUsado(Exception):
-    pass
+class _AtalhoUsado(BaseException):
+    """Uma função proibida foi chamada. ``BaseException``: um ``except Exception`` do leitor não a engole."""
 
 
 @contextlib.contextmanager
@@ -483,7 +493,7 @@ class Exercicio:
         except Incorreto as incorreto:
             for erro in self.erros_comuns + self.atalhos:
                 if self._bate_com(respostas, erro, ns):
-                    return Resultado(Status.INCORRETO, erro.mensagem)
+                    return Resultado(Status.INCORRETO, erro.mensagem, erro)
             return Resultado(Status.INCORRETO, str(incorreto))
         except (KeyError, NameError) as erro:  # falta um nome da lição (o kernel foi reiniciado?)
             nome = erro.args[0] if isinstance(erro, KeyError) and erro.args else getattr(erro, "name", None)
@@ -506,7 +516,11 @@ class Exercicio:
 
         Ver Introdução, "Exercícios que conferem a sua resposta".
         """
-        resultado = self.checar(_namespace_do_leitor())
+        estados = _estados_aleatorios()          # conferir não mexe nos geradores aleatórios do leitor
+        try:
+            resultado = self.checar(_namespace_do_leitor())
+        finally:
+            _restaurar_estados(estados)
         registro.registrar(self.id, resultado.status.value)
         erro = self.erro_reconhecido(resultado)
         if erro is not self._erro_reconhecido:
@@ -517,7 +531,7 @@ class Exercicio:
         """O erro comum (ou atalho) que o veredito ``resultado`` reconheceu, se algum."""
         if resultado.status is not Status.INCORRETO:
             return None
-        return next((e for e in self.erros_comuns + self.atalhos if e.mensagem == resultado.mensagem), None)
+        return resultado.erro
 
     def dica_do_erro(self, erro: ErroComum) -> str:
         """A dica para quem cometeu ``erro``: a dele, a dica numerada que ele aponta, ou o diagnóstico."""
@@ -525,7 +539,8 @@ class Exercicio:
             return erro.dica
         if isinstance(erro.dica, int) and 1 <= erro.dica <= len(self.dicas):
             return self.dicas[erro.dica - 1]
-        return f"o verificador reconheceu este erro: {erro.mensagem}"
+        return ("o verificador reconheceu o seu erro, mas não tem uma dica própria para ele; releia o enunciado "
+                "e a seção da lição que ele cita, e compare passo a passo com as dicas gerais.")
 
     def dica(self, n: int | None = None) -> None:
         """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Ver Introdução, "Exercícios que conferem a sua resposta"."""
