@@ -113,7 +113,7 @@ def test_o_script_grava_so_os_nomeados_e_nunca_em_book(tmp_path):
     r = subprocess.run([sys.executable, "scripts/edicao_do_aluno.py", str(tmp_path),
                         "cap03_moe_bloco", "book/cap01_introducao.ipynb"], cwd=RAIZ,
                        capture_output=True, text=True, check=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cap01_introducao.ipynb",
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".edicao_do_aluno", "cap01_introducao.ipynb",
                                                           "cap03_moe_bloco.ipynb"]
     assert r.stdout.splitlines()[0].startswith("cap03_moe_bloco.ipynb: ")
     with pytest.raises(ValueError, match="book/"):
@@ -144,10 +144,29 @@ def test_a_edicao_de_um_notebook_roda_inteira_e_nada_fica_respondido(tmp_path):
         "source": f"from lncc_llm.exercicios import conferir_nao_tentados\n"
                   f"conferir_nao_tentados({nome!r})",
     })
-    caderno = nbformat.from_dict(edicao)
+    caderno = nbformat.reads(json.dumps(edicao), as_version=4)   # as fontes em listas viram texto
     cliente = nbclient.NotebookClient(caderno, timeout=600, kernel_name="python3",
                                       resources={"metadata": {"path": str(tmp_path)}})
     cliente.execute()   # CellExecutionError se uma célula falhar (a última: AssertionError)
     erros = [s for c in caderno.cells if c.cell_type == "code" for s in c.outputs
              if s.output_type == "error"]
     assert not erros, erros
+
+
+def test_na_pasta_da_edicao_a_solucao_nao_sai_pelo_mostrar_solucao(tmp_path, monkeypatch, capsys):
+    from lncc_llm.exercicios import MARCA_DA_EDICAO, nucleo
+    from lncc_llm.exercicios.cap03_moe_bloco import ex1
+
+    escrever(tmp_path, ["cap03_moe_bloco"])
+    assert (tmp_path / MARCA_DA_EDICAO).exists()
+    monkeypatch.delenv("LNCC_LLM_SEM_SOLUCOES", raising=False)
+    mostrados = []
+    monkeypatch.setattr(nucleo, "mostrar", lambda obj: mostrados.append(repr(obj)))
+    monkeypatch.setattr(nucleo.registro, "registrar", lambda *a, **k: None)
+    ex1.mostrar_solucao()                                     # fora da pasta: a solução aparece
+    assert "MoELayer" in mostrados[-1]
+    monkeypatch.chdir(tmp_path)
+    ex1.mostrar_solucao()
+    assert "MoELayer" not in mostrados[-1] and "ficam com o professor" in mostrados[-1]
+    ex1.dica(len(ex1.dicas))                                  # a última dica não aponta a solução
+    assert "mostrar_solucao" not in mostrados[-1] and "recolhida" not in mostrados[-1]

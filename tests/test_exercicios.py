@@ -369,6 +369,14 @@ CASOS_DA_REVISAO = [
          conf, right, list(range(len(conf))), test, target)}, Status.INCORRETO),
     ("cap08_vieses_harness.ex2", "arredondar em vez de arredondar para cima",
      lambda ns: {"min_questions": lambda p, target: round(p * (1 - p) / target ** 2 + 1)}, Status.INCORRETO),
+    # achados pela leitura seguinte
+    ("cap09_tendencias.ex1", "um invólucro do `gguf.quants.dequantize`",
+     lambda ns: {"dequantize_q4_0": lambda raw, shape: __import__("gguf").quants.dequantize(
+         raw, __import__("gguf").GGMLQuantizationType.Q4_0).reshape(shape)}, Status.NAO_TENTADO),
+    ("apendice_b_llama_do_zero.ex2", "a soma com laço da seção B.8, sem a fórmula fechada",
+     lambda ns: {"positions_without": lambda P, N: sum(P + t for t in range(N))}, Status.INCORRETO),
+    ("cap02_atencao_camada.ex1", "as linhas de `X_bs` trocadas",
+     lambda ns: {"X_bs": ns["X_bs"].flip(0)}, Status.INCORRETO),
     # as duas recusas de respostas certas
     ("cap08_avaliacao.ex1", "o IDF ajustado só com o treino e as paráfrases, como o conjunto de teste (c10)",
      _idf_como_no_teste, Status.CORRETO),
@@ -443,3 +451,21 @@ def test_nenhuma_resposta_de_valor_se_copia_das_saidas_da_licao(ex, resolvidos):
             copiaveis.append(nome)
     assert copiaveis != list(ex.variaveis), (
         f"todas as respostas de {ex.id} ({', '.join(copiaveis)}) aparecem impressas antes do exercício")
+
+
+@pytest.mark.parametrize("ex", EXERCICIOS, ids=IDS)
+def test_cada_lacuna_da_celula_inicial_e_conferida_na_ordem_da_celula(ex):
+    """Toda resposta em branco da célula inicial (uma atribuição ou uma função com `____`) é uma variável
+    conferida, e na ordem da célula: o "Não tentado" aponta a primeira ainda vazia."""
+    import ast
+
+    def tem_lacuna(no):
+        return any(isinstance(n, ast.Name) and n.id == "____" for n in ast.walk(no))
+
+    nomes = []
+    for no in ast.parse(ex.inicio).body:
+        if isinstance(no, (ast.FunctionDef, ast.ClassDef)) and tem_lacuna(no):
+            nomes.append(no.name)
+        elif isinstance(no, ast.Assign) and tem_lacuna(no.value):
+            nomes += [t.id for t in no.targets if isinstance(t, ast.Name)]
+    assert nomes == list(ex.variaveis), (nomes, ex.variaveis)

@@ -10,7 +10,16 @@ from __future__ import annotations
 import importlib
 
 from .comparar import Incorreto, comparar
-from .nucleo import ErroComum, Exercicio, Resultado, Status, ____, saida_recolhida
+from .nucleo import (
+    MARCA_DA_EDICAO,
+    ErroComum,
+    Exercicio,
+    Resultado,
+    Status,
+    ____,
+    edicao_do_aluno,
+    saida_recolhida,
+)
 
 # um módulo por notebook, com o nome do notebook, na ordem do _toc.yml
 CAPITULOS = ("cap01_introducao", "cap02_nucleo_transformer", "cap02_atencao_camada", "cap03_variacoes_modernas",
@@ -22,7 +31,7 @@ CAPITULOS = ("cap01_introducao", "cap02_nucleo_transformer", "cap02_atencao_cama
              "cap09_tendencias")
 NOTEBOOKS = CAPITULOS
 
-__all__ = ["____", "CAPITULOS", "NOTEBOOKS", "conferir_nao_tentados", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
+__all__ = ["____", "MARCA_DA_EDICAO", "edicao_do_aluno", "CAPITULOS", "NOTEBOOKS", "conferir_nao_tentados", "ErroComum", "Exercicio", "Incorreto", "Resultado", "Status", "comparar",
            "do_capitulo", "progresso", "saida_recolhida", "todos"]
 
 

@@ -5,6 +5,7 @@ O exercício 3 (a RoPE com a base errada) é de observação: fica sem verificad
 """
 from __future__ import annotations
 
+from .comparar import Incorreto
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
@@ -80,6 +81,36 @@ def _com_cache(P, N):
     return P + (N - 1) if N > 0 else 0           # o prompt uma vez, depois um token por passo
 
 
+def _tem_laco(funcao) -> bool:
+    """Se o código de ``funcao`` percorre algo (um ``for``, uma compreensão, um ``while`` ou ``range``)."""
+    import dis
+
+    codigo = getattr(funcao, "__code__", None)
+    if codigo is None:
+        return False
+    pilha = [codigo]
+    while pilha:
+        c = pilha.pop()
+        if "range" in c.co_names:
+            return True
+        for instrucao in dis.get_instructions(c):
+            if instrucao.opname in ("FOR_ITER", "JUMP_BACKWARD", "JUMP_ABSOLUTE"):
+                return True
+        pilha += [k for k in c.co_consts if hasattr(k, "co_code")]
+    return False
+
+
+def _conferir_ex2(valores, ns):
+    from .comparar import comparar
+
+    for nome, certa in (("positions_without", _sem_cache), ("positions_with", _com_cache)):
+        for i, (args, obtido) in enumerate(zip(_casos_ex2(ns), valores[nome]), start=1):
+            comparar(obtido, certa(*args), nome=f"a saída de `{nome}` na chamada de teste {i} de 5")
+    if _tem_laco(ns.get("positions_without")):
+        raise Incorreto("os números batem, mas `positions_without` soma com um laço (como a célula da seção B.8): "
+                        "o exercício pede a fórmula fechada. Some P + t de t = 0 a N − 1 no papel.")
+
+
 def _casos_ex2(ns):
     return [(45, 30), (1, 1), (10, 5), (100, 1), (7, 64)]
 
@@ -92,7 +123,13 @@ ex2 = Exercicio(
         "Com cache, o primeiro passo lê as P posições do prompt e cada um dos N − 1 seguintes lê uma só.",
     ),
     esperado=lambda ns: {"positions_without": _sem_cache, "positions_with": _com_cache},
+    conferir=_conferir_ex2,
     entradas=_casos_ex2,
+    atalhos=(
+        ErroComum("os números batem, mas `positions_without` soma com um laço (como a célula da seção B.8): "
+                  "o exercício pede a fórmula fechada. Some P + t de t = 0 a N − 1 no papel.",
+                  lambda ns: {"positions_without": _sem_cache}, dica=2),
+    ),
     erros_comuns=(
         ErroComum("sem cache, o primeiro passo lê só as P posições do prompt (o token novo ainda não existe): "
                   "a soma vai de P a P + N − 1, não de P + 1 a P + N.",

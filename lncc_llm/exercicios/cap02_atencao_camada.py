@@ -25,11 +25,11 @@ def _atencao_bs(ns, escala=True, dim=-1, v_de=None):
     w = np.exp(s - s.max(axis=dim, keepdims=True))
     a = w / w.sum(axis=dim, keepdims=True)
     v = x if v_de is None else e_toy[[vocab[p] for p in v_de.split()]]
-    return {"A_bs_hand": a, "Z_bs_hand": a @ v}
+    return {"X_bs": x, "A_bs_hand": a, "Z_bs_hand": a @ v}
 
 
 ex1 = Exercicio(
-    "cap02_atencao_camada.ex1", "o mini-corpus à mão com \"bear sleeps\"", ("A_bs_hand", "Z_bs_hand"),
+    "cap02_atencao_camada.ex1", "o mini-corpus à mão com \"bear sleeps\"", ("X_bs", "A_bs_hand", "Z_bs_hand"),
     dicas=(
         "Pegue em `E_toy` as linhas de `bear` e de `sleeps` (use `vocab`), nessa ordem: essa matriz 2 × 2 é X, "
         "e também Q, K e V, porque W_Q = W_K = W_V = I.",
@@ -38,6 +38,8 @@ ex1 = Exercicio(
     ),
     esperado=_atencao_bs,
     erros_comuns=(
+        ErroComum("as linhas de `X_bs` estão na ordem trocada: a primeira é a de `bear`, a segunda a de `sleeps`.",
+                  lambda ns: {"X_bs": _atencao_bs(ns)["X_bs"][::-1]}, dica=1),
         ErroComum("faltou dividir os escores por √d_k = √2 antes do softmax.",
                   lambda ns: _atencao_bs(ns, escala=False)),
         ErroComum("o softmax foi tomado por coluna: cada linha de A (a distribuição de uma query) é que deve "
@@ -131,7 +133,7 @@ ex2 = Exercicio(
         "Para cada d_k, sorteie duas matrizes `torch.randn(N, d_k)`, com N = 20 000 linhas (cada linha é um "
         "par q, k), faça o produto interno linha a linha e tire a variância dos N números.",
         "O produto interno linha a linha é `dots_d = (q_s * k_s).sum(dim=-1)` (um vetor de N números por d_k, "
-        "guardado na lista `dots`) e a variância, `dots_d.var()`. Para a segunda lista, use os mesmos `dots_d`, "
+        "guardado na lista `dots`) e a variância, `dots_d.var()`. Para `scaled_vars`, use os mesmos `dots_d`, "
         "divididos por `d**0.5`.",
         "Compare cada número de `raw_vars` com o seu d_k: cada parcela q_m·k_m tem variância 1, e as d_k "
         "parcelas são independentes.",

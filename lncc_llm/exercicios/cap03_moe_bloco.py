@@ -37,8 +37,8 @@ ex1 = Exercicio(
         "Um especialista é uma FFN d → d_ff → d com vieses: conte P à mão. Com k = 2, quantos trabalham por "
         "token?",
         "Monte `MoELayer(d_model, d_ff, n_experts, k=2, generator=torch.Generator().manual_seed(1)).double()` "
-        "(em float64, como o `X` da lição), passe `X` por ela sob `torch.no_grad()` para ter as portas "
-        "(`routing.gates`) e conte com `moe_parameter_counts`.",
+        "(em float64, como o `X` da lição), rode `_, routing_top2 = moe_top2(X)` sob `torch.no_grad()` e tire "
+        "as portas de `routing_top2.gates` (o `routing` da lição é o do k = 1); conte com `moe_parameter_counts`.",
         "A razão pedida é especialistas no total dividido por especialistas ativos.",
     ),
     esperado=lambda ns: {"gates_top2": _portas(ns), "counts_top2": _contagens(ns, 2), "ratio": ns["n_experts"] / 2},

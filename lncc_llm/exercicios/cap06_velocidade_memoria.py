@@ -52,8 +52,8 @@ ex1 = Exercicio(
     "cap06_velocidade_memoria.ex1", "o maior modelo que cabe numa RTX 4090", ("largest", "used_bytes"),
     dicas=(
         "A reserva é `activation_model(architectures[\"Llama-2-7B\"], 1024, bytes_per_value=2, "
-        "trainable_norms=False)[\"total\"]`, em bytes; o orçamento é o que sobra dos 24 GB decimais (10⁹ bytes), "
-        "a unidade de `training_memory` e das placas.",
+        "trainable_norms=False)[\"total\"]`, em bytes; o orçamento é o que sobra de 24 × 10⁹ bytes, a unidade "
+        "de `training_memory` que o enunciado manda usar.",
         "Percorra b = 1, 2, 3, … e guarde o maior b com `training_memory(b * 1e9, método)[\"total\"]` dentro do "
         "orçamento; os padrões de `training_memory` já são 1 % treinável e tudo quantizável.",
         "Por parâmetro, o LoRA gasta 2 bytes de base bf16 mais 1 % × 16 bytes de adaptadores; o QLoRA, cerca "
@@ -68,8 +68,8 @@ ex1 = Exercicio(
         ErroComum("a reserva contou as normas como treináveis; no LoRA e no QLoRA elas ficam congeladas "
                   "(`trainable_norms=False`) e guardam menos.",
                   lambda ns: {"largest": _maiores(_PLACA - _reserva(normas_treinam=True))}),
-        ErroComum("o orçamento está em GiB (2³⁰ bytes); a placa tem 24 GB decimais (10⁹ bytes), como "
-                  "`training_memory` conta.",
+        ErroComum("o orçamento foi contado como 24 GiB (24 × 2³⁰ bytes); o enunciado pede 24 × 10⁹ bytes, a unidade "
+                  "de `training_memory` (a placa tem, de fato, 24 GiB: a diferença fica como folga).",
                   lambda ns: {"largest": _maiores(24 * 2**30 - _reserva())}),
         ErroComum("esses são os primeiros tamanhos que já não cabem: pede-se o maior que cabe.",
                   lambda ns: {"largest": _maiores(_PLACA - _reserva(), passo_a_mais=1)}),

@@ -63,6 +63,7 @@ ex1 = Exercicio(
     ),
     esperado=lambda ns: {"lr_at": _do_transformers},
     entradas=_entradas,
+    rtol=1e-6, atol=1e-12,           # a cauda da agenda vale ~1e-7: uma tolerância absoluta de 1e-6 aceitaria zero
     erros_comuns=(
         ErroComum("o aquecimento começou em 1/warmup: no `transformers`, o passo 0 usa o fator 0, e o primeiro "
                   "passo do treino não mexe em nada.", _como_erro(aquecimento_desde_1=True),

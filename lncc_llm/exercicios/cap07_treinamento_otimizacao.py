@@ -57,6 +57,9 @@ def _conferir_ex1(valores, ns):
             raise Incorreto("`B` tem duas colunas: o adaptador deste exercício tem posto 1, `B` (m × 1) e "
                             "`A` (1 × n).")
         b, a = _matriz(b, "B", (m, 1)), _matriz(a, "A", (1, n))
+        if isinstance(gaps, (list, tuple)) and any(getattr(g, "requires_grad", False) for g in gaps):
+            raise Incorreto("`gaps` guarda tensores que ainda carregam o grafo do gradiente: guarde o número, "
+                            "`gap.item()`, de cada passo.")
         curva = como_array(gaps)
         if curva is None or curva.ndim != 1:
             raise Incorreto("`gaps` deveria ser a lista de ‖BA − alvo‖² de cada passo da descida, um número "

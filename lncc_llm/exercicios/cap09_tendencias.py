@@ -55,6 +55,8 @@ ex1 = Exercicio(
     ),
     esperado=lambda ns: {"dequantize_q4_0": _do_gguf, "bits_q4_0": 8 * (2 + 32 // 2) / 32},
     entradas=_entradas_ex1,
+    proibidas=("gguf.quants.dequantize", "gguf.quants.Q4_0.dequantize", "gguf.quants.Q4_0.dequantize_blocks",
+               "gguf.quants.Q4_0.dequantize_rows"),
     erros_comuns=(
         ErroComum("faltou subtrair 8: no Q4_0 os 16 níveis vão de −8 a 7, centrados no zero (peso = d·(q − 8)).",
                   lambda ns: {"dequantize_q4_0": _q4_0_errado(menos_8=False)}),

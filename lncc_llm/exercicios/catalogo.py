@@ -243,5 +243,9 @@ def pagina_markdown(livro: Path = LIVRO) -> str:
         f"| **livro** | **{len(todas)}** | **{sum(linha.verificador for linha in todas)}** | "
         f"**{_soma(todas)}** | **{sem_opcionais}** |\n\n"
         f"Por tipo: {por_tipo}. Ao todo, {_horas(_soma(todas))} de exercícios, "
-        f"{_horas(sem_opcionais)} sem os opcionais.\n")
+        f"{_horas(sem_opcionais)} sem os opcionais."
+        + ("" if any(linha.tipo == "núcleo" for linha in todas) else
+           " Nenhum notebook tem ainda o seu exercício de núcleo: eles entram capítulo a capítulo, e esta "
+           "página os lista à medida que chegam.")
+        + "\n")
     return "\n".join(partes)

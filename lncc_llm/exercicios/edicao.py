@@ -21,6 +21,7 @@ import re
 from pathlib import Path
 
 from . import NOTEBOOKS
+from .nucleo import MARCA_DA_EDICAO
 
 LIVRO = Path(__file__).resolve().parents[2] / "book"
 
@@ -94,6 +95,9 @@ def escrever(destino: str | Path, notebooks: list[str] | None = None,
         raise ValueError("a edição do aluno não pode ser gravada em book/: escolha outra pasta")
     nomes = [_nome(n) for n in notebooks] if notebooks else list(NOTEBOOKS)
     destino.mkdir(parents=True, exist_ok=True)
+    # a marca que faz `exN.mostrar_solucao()` e a última dica calarem a solução nesta pasta
+    (destino / MARCA_DA_EDICAO).write_text("Edição do aluno do curso: as soluções ficam com o professor.\n",
+                                           encoding="utf-8")
     removidas = {}
     for nome in nomes:
         caderno = json.loads((Path(livro) / f"{nome}.ipynb").read_text(encoding="utf-8"))

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import html
 import re
 import sys
+import types
 from dataclasses import dataclass, field
 from enum import Enum
 from importlib import resources
@@ -82,6 +84,19 @@ class _Lacuna:
 
 
 ____ = _Lacuna()
+
+
+MARCA_DA_EDICAO = ".edicao_do_aluno"     # o arquivo que `scripts/edicao_do_aluno.py` grava ao lado dos notebooks
+
+
+def edicao_do_aluno() -> bool:
+    """Se o notebook roda na edição do aluno (a pasta de trabalho tem o arquivo ``.edicao_do_aluno``, ou
+    ``LNCC_LLM_SEM_SOLUCOES=1``): então ``mostrar_solucao()`` não mostra a solução. Ver o README, "Edição do
+    aluno"."""
+    import os
+    from pathlib import Path
+
+    return os.environ.get("LNCC_LLM_SEM_SOLUCOES") == "1" or (Path.cwd() / MARCA_DA_EDICAO).exists()
 
 
 class NaoTentado(Exception):
@@ -188,6 +203,8 @@ def _vazio(valor) -> bool:
         return any(_vazio(v) for v in valor)
     if isinstance(valor, dict):
         return any(_vazio(v) for v in valor.values())
+    if getattr(valor, "dtype", None) is not None and str(valor.dtype) == "object":   # np.array([…, ____])
+        return any(_vazio(v) for v in getattr(valor, "flat", ()))
     return False
 
 
@@ -397,13 +414,22 @@ class Exercicio:
                 if linha is not None:
                     raise NaoTentado(f"`{nome}` ainda tem `____` (linha {linha} da célula): complete-a e "
                                      "rode a célula de novo.")
+                if self.entradas is None:              # um exercício de valor: a resposta não é uma função
+                    if isinstance(valor, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                                          functools.partial)):
+                        raise ErroDoLeitor(f"`{nome}` é uma função, e a resposta é um valor: chame-a (com os "
+                                           "parênteses e os argumentos) e guarde o resultado.")
                 pronta = _de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
-                if pronta is not None:
+                if pronta is not None and self.entradas is not None:
                     raise NaoTentado(f"`{nome}` usa a função pronta `{pronta}`: o exercício pede que você "
                                      "escreva a conta, com as operações da lição.")
             if callable(valor) and self.entradas is not None and not isinstance(valor, type):
                 resultados = []
-                casos = self.entradas(ns)
+                try:
+                    casos = self.entradas(ns)
+                except (KeyError, NameError) as erro:
+                    raise ErroDoLeitor("o verificador precisa das células da lição: rode as células do capítulo "
+                                       f"antes do exercício (falta {erro}).") from None
                 if isinstance(casos, dict):                 # entradas próprias de cada função
                     casos = casos[nome]
                 for i, args in enumerate(casos, start=1):
@@ -533,18 +559,18 @@ class Exercicio:
             return None
         return resultado.erro
 
-    def dica_do_erro(self, erro: ErroComum) -> str:
-        """A dica para quem cometeu ``erro``: a dele, a dica numerada que ele aponta, ou o diagnóstico."""
+    def dica_do_erro(self, erro: ErroComum) -> str | None:
+        """A dica para quem cometeu ``erro``: a dele ou a dica numerada que ele aponta (``None`` se não tem)."""
         if isinstance(erro.dica, str) and erro.dica:
             return erro.dica
         if isinstance(erro.dica, int) and 1 <= erro.dica <= len(self.dicas):
             return self.dicas[erro.dica - 1]
-        return ("o verificador reconheceu o seu erro, mas não tem uma dica própria para ele; releia o enunciado "
-                "e a seção da lição que ele cita, e compare passo a passo com as dicas gerais.")
+        return None       # sem dica própria: a mensagem do veredito já diz o erro, e segue a próxima dica geral
 
     def dica(self, n: int | None = None) -> None:
         """Mostra a próxima dica (ou a dica ``n``), uma de cada vez. Ver Introdução, "Exercícios que conferem a sua resposta"."""
-        if n is None and self._erro_reconhecido is not None and not self._dica_do_erro_mostrada:
+        if (n is None and self._erro_reconhecido is not None and not self._dica_do_erro_mostrada
+                and self.dica_do_erro(self._erro_reconhecido) is not None):
             self._dica_do_erro_mostrada = True       # a próxima dica segue o erro que o leitor cometeu
             texto = self.dica_do_erro(self._erro_reconhecido)
             depois = f" As dicas gerais continuam com `{self.nome}.dica()`."
@@ -562,6 +588,7 @@ class Exercicio:
         n = max(1, min(int(n), len(self.dicas)))
         texto = self.dicas[n - 1]
         depois = (f" Para a próxima: `{self.nome}.dica()`." if n < len(self.dicas)
+                  else " Era a última; nesta edição do curso, a solução fica com o professor." if edicao_do_aluno()
                   else f" Era a última; a solução fica na célula recolhida logo abaixo (ou `{self.nome}.mostrar_solucao()`).")
         registro.registrar(self.id, "dica")
         mostrar(Exibivel(f"Dica {n} de {len(self.dicas)}: {texto}{depois}",
@@ -570,6 +597,10 @@ class Exercicio:
 
     def mostrar_solucao(self) -> None:
         """Mostra o código da solução de referência (o mesmo da célula recolhida). Ver Introdução, "Exercícios que conferem a sua resposta"."""
+        if edicao_do_aluno():
+            texto = "Nesta edição do curso (a edição do aluno), as soluções ficam com o professor."
+            mostrar(Exibivel(texto, f"<p>{texto}</p>"))
+            return
         registro.registrar(self.id, "solucao")
         codigo = self.solucao
         mostrar(Exibivel(codigo, f"<pre><code>{html.escape(codigo)}</code></pre>"))

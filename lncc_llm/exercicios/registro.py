@@ -29,11 +29,18 @@ def arquivo() -> Path:
     return Path(raiz).expanduser() / "lncc_llm" / "progresso.json"
 
 
+_VAZIO = {"tentativas": 0, "dicas": 0, "viu_solucao": False, "correto": False}
+
+
 def _ler() -> dict:
+    """O registro guardado; um arquivo ilegível ou de outro formato conta como vazio (nunca quebra um exercício)."""
     try:
-        return json.loads(arquivo().read_text(encoding="utf-8"))
+        dados = json.loads(arquivo().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+    if not isinstance(dados, dict):
+        return {}
+    return {chave: {**_VAZIO, **item} for chave, item in dados.items() if isinstance(item, dict)}
 
 
 def registrar(exercicio_id: str, evento: str) -> None:
@@ -44,7 +51,7 @@ def registrar(exercicio_id: str, evento: str) -> None:
     if not ligado():
         return
     dados = _ler()
-    item = dados.setdefault(exercicio_id, {"tentativas": 0, "dicas": 0, "viu_solucao": False, "correto": False})
+    item = dados.setdefault(exercicio_id, dict(_VAZIO))
     if evento == "dica":
         item["dicas"] += 1
     elif evento == "solucao":
