@@ -269,7 +269,7 @@ def test_funcao_pronta_da_biblioteca_conta_como_nao_tentado(ex, resolvidos):
     np.random.seed(2)                                    # não do estado global que a lição deixou
     segunda = ex.entradas(ns)
     assert repr(primeira) == repr(segunda), "as entradas de teste dependem do gerador global"
-    assert ex.checar(ns) == ex.checar(ns)
+    # o mesmo veredito duas vezes: test_saida_deterministica (aqui custaria outra rodada das chamadas de teste)
 
 
 def _com_svd(alvo, steps=3000):
