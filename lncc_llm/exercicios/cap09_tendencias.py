@@ -203,10 +203,11 @@ def held_out_accuracy(conf, right, pick, test, target=0.75):
     # a sonda do modelo base sai de uma célula que também treina um adaptador (seção 9.2.1); aqui ela é
     # refeita só com o modelo base, a mesma `multiple_choice_accuracy`
     contexto=celulas_do_notebook(NOTEBOOK, ("e6fac4f6", "27984944"), extra="""
-from lncc_llm.evaluation import abstention_curve, mc_items, multiple_choice_accuracy
+from lncc_llm.evaluation import abstention_curve, mc_items
+from lncc_llm.exercicios.contexto import sonda_de_multipla_escolha
 
 items = mc_items()
-probe = multiple_choice_accuracy(model, tokenizer, items)
+probe = sonda_de_multipla_escolha(model, tokenizer, items)   # = multiple_choice_accuracy, uma vez
 curve = abstention_curve(probe.confidences(), probe.correct())
 """),
 )

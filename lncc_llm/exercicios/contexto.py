@@ -78,3 +78,19 @@ def memorizar(chave, calcular):
     if chave not in _MEMORIA:
         _MEMORIA[chave] = calcular()
     return _MEMORIA[chave]
+
+
+def sonda_de_multipla_escolha(model, tokenizer, items):
+    """A ``multiple_choice_accuracy`` do modelo nas questões ``items``, uma vez por processo para o mesmo modelo
+    com os mesmos pesos: os contextos do Cap. 8 (avaliação II) e do Cap. 9 partem da mesma sonda do modelo base.
+    A chave leva a soma dos pesos e o número de módulos, para que um modelo treinado ou com adaptador no meio
+    do caminho seja medido de novo."""
+    import torch
+
+    from ..benchmarks import multiple_choice_accuracy
+
+    with torch.no_grad():
+        soma = float(sum(p.double().sum() for p in model.parameters()))
+    chave = ("sonda de múltipla escolha", id(model), soma, len(list(model.modules())),
+             tuple(repr(item) for item in items))
+    return memorizar(chave, lambda: multiple_choice_accuracy(model, tokenizer, items))
