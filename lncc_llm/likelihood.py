@@ -95,9 +95,11 @@ def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False
     direita.
 
     Cada linha é prompt + continuação; a máscara de atenção esconde o preenchimento (que fica depois
-    dos tokens reais, então não muda nada antes dele) e ``masked_logprob_sums`` soma só os tokens da
-    continuação. Um par sozinho vai sem preenchimento nem máscara, exatamente como numa passagem
-    comum.
+    dos tokens reais, então não muda nada antes dele) e só os tokens da continuação entram na soma
+    (a conta de ``masked_logprob_sums``). O ``log_softmax`` em float64 só corre nas posições que
+    preveem algum token de continuação do lote: o prompt, que nada pontua, fica de fora (os logits
+    são os mesmos; as somas, as mesmas a menos de ~1e-15). Um par sozinho vai sem preenchimento nem
+    máscara, exatamente como numa passagem comum.
     Ver Capítulo 8, seção 8.4.
     """
     prompts, completions = list(prompts), list(completions)
@@ -116,16 +118,21 @@ def sequence_logprobs(model, tokenizer, prompts, completions, chat: bool = False
     for first in range(0, len(rows), batch_size):
         chunk = rows[first : first + batch_size]
         width = max(len(ids) for ids, _ in chunk)
+        # a posição t prevê o token t + 1: a primeira que interessa é a anterior à continuação que
+        # começa mais cedo no lote (a posição 0 não é prevista por ninguém)
+        start = max(min(n_prompt for _, n_prompt in chunk) - 1, 0)
         input_ids = torch.full((len(chunk), width), pad, dtype=torch.long)
         attention = torch.zeros((len(chunk), width), dtype=torch.long)
-        completion_mask = torch.zeros((len(chunk), width), dtype=torch.long)
+        completion_mask = torch.zeros((len(chunk), width - 1 - start), dtype=torch.float64)
         for i, (ids, n_prompt) in enumerate(chunk):
             input_ids[i, : len(ids)] = torch.tensor(ids)
             attention[i, : len(ids)] = 1
-            completion_mask[i, n_prompt : len(ids)] = 1
+            completion_mask[i, max(n_prompt - 1, 0) - start : len(ids) - 1 - start] = 1
         kwargs = {} if bool(attention.all()) else {"attention_mask": attention.to(device)}
-        logits = model(input_ids=input_ids.to(device), **kwargs).logits.cpu()
-        out.extend(float(v) for v in masked_logprob_sums(logits, input_ids, completion_mask))
+        logits = model(input_ids=input_ids.to(device), **kwargs).logits[:, start:-1]
+        logp = torch.log_softmax(logits.double().cpu(), dim=-1)
+        picked = logp.gather(-1, input_ids[:, start + 1 :].unsqueeze(-1)).squeeze(-1)
+        out.extend(float(v) for v in (picked * completion_mask).sum(dim=1))
     return out
 
 

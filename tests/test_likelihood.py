@@ -44,6 +44,28 @@ def test_batched_scores_equal_one_pair_at_a_time_despite_padding(decoder):
     assert batched == pytest.approx(single, abs=1e-4)
 
 
+def test_scores_only_the_completion_positions_but_equal_the_all_positions_sum(decoder):
+    # prompts de tamanhos diferentes no mesmo lote (a continuação de um começa antes da dos outros),
+    # um prompt de um token e um pedaço com uma linha só: o corte das posições não muda a conta
+    model, tok = decoder
+    prompts = [PROMPT, "Answer:", "Q: largest ocean?\nA:", PROMPT + " Think."]
+    completions = [" the Pacific Ocean", " Atlantic", " a very small pond near my house", " Indian"]
+    rows = [lk.prompt_ids(tok, p) + lk.completion_ids(tok, p, c) for p, c in zip(prompts, completions)]
+    starts = [len(lk.prompt_ids(tok, p)) for p in prompts]
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), tok.pad_token_id, dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    completion = torch.zeros_like(ids)
+    for i, (r, n) in enumerate(zip(rows, starts)):
+        ids[i, : len(r)], attention[i, : len(r)], completion[i, n : len(r)] = torch.tensor(r), 1, 1
+    with torch.no_grad():
+        logits = model(input_ids=ids, attention_mask=attention).logits
+    every_position = lk.masked_logprob_sums(logits, ids, completion).tolist()
+    assert lk.sequence_logprobs(model, tok, prompts, completions) == pytest.approx(every_position, abs=1e-12)
+    assert lk.sequence_logprobs(model, tok, prompts, completions, batch_size=1) == pytest.approx(
+        [lk.sequence_logprob(model, tok, p, c) for p, c in zip(prompts, completions)], abs=0)
+
+
 def test_masked_logprob_sums_reads_position_t_for_token_t_plus_1():
     logits = torch.log(torch.tensor([[[0.5, 0.5, 1e-9], [0.1, 0.2, 0.7], [1 / 3, 1 / 3, 1 / 3]]]))
     ids = torch.tensor([[0, 1, 2]])
