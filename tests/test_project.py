@@ -193,7 +193,8 @@ _DROPDOWN = re.compile(r"(`{3,}|:{3,})\{admonition\}[^\n]*\n:class: dropdown\n(.
 _FENCE = re.compile(r"^\s*(```|~~~)", re.M)
 
 
-_DETAILS = re.compile(r'<details class="lncc-comentario">(.*?)</details>', re.S)
+# os comentários das soluções e as caixas recolhidas na forma portátil (book/_ext/myst_portatil.py)
+_DETAILS = re.compile(r'<details class="(?:lncc-comentario|admonition dropdown)">(.*?)</details>', re.S)
 
 
 def _dropdowns(text):
@@ -207,6 +208,8 @@ def test_dropdown_finder_sees_code_inside_a_solution():
     assert [bool(_FENCE.search(body)) for body in _dropdowns(sample)] == [True]
     prose = "````{admonition} Solução\n:class: dropdown\n\nsó prosa, com `código` em linha.\n````\n"
     assert [bool(_FENCE.search(body)) for body in _dropdowns(prose)] == [False]
+    portable = '<details class="admonition dropdown">\n<summary>Solução</summary>\n\n```python\nx\n```\n\n</details>'
+    assert [bool(_FENCE.search(body)) for body in _dropdowns(portable)] == [True]
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
