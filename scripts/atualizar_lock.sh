@@ -23,4 +23,6 @@ pip install --no-deps -r requirements-nodeps.txt
   echo "# rápido usa este arquivo como restrição (-c). Não edite à mão: rode o script de novo."
   pip freeze --exclude-editable | sed -E 's/^torch==([0-9.]+)\+cpu$/torch==\1/' | LC_ALL=C sort -f
 } > requirements-lock.txt
+# a cópia que vai dentro do pacote (a célula de instalação dos notebooks a usa fora do repositório)
+cp requirements-lock.txt lncc_llm/dados/requirements-lock.txt
 echo "requirements-lock.txt: $(grep -c '==' requirements-lock.txt) pacotes"

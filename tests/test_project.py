@@ -145,7 +145,9 @@ def test_notebook_follows_book_conventions(nb_path):
     cells = _cells(nb_path)
     assert _src(cells[0]).startswith("# Capítulo") or _src(cells[0]).startswith("# Apêndice")
     code = [c for c in cells if c["cell_type"] == "code" and _src(c).strip()]
-    assert "setup_notebook(" in _src(code[0]), "a primeira célula de código deve chamar setup_notebook()"
+    # a primeira é a de instalação (tests/test_instalacao.py); a segunda prepara o notebook
+    assert _src(code[0]).startswith("# @title Instalação"), "rode `python scripts/celula_de_instalacao.py`"
+    assert "setup_notebook(" in _src(code[1]), "a segunda célula de código deve chamar setup_notebook()"
     text = "\n".join(_src(c) for c in cells if c["cell_type"] == "markdown")
     for heading in ("Objetivos", "Pontos para lembrar", "O que vem a seguir", "Exercícios"):
         assert heading in text, f"falta a seção {heading!r}"
@@ -236,7 +238,7 @@ def test_solutions_with_code_are_executed_cells_not_markdown(nb_path):
                     "saída juntos")
                 assert jupyter.get("outputs_hidden", False), f"célula {i}: recolha também a saída no JupyterLab"
             elif hidden_book:
-                assert src.lstrip().startswith(("# @title Solução", "# Figura")), (
+                assert src.lstrip().startswith(("# @title Solução", "# @title Instalação", "# Figura")), (
                     f"célula {i}: só soluções e o código que desenha uma figura ficam recolhidos; comece por "
                     "'# @title Solução' ou '# Figura'")
             if src.lstrip().startswith(("# Solução", "# @title Solução")):
