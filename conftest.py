@@ -118,7 +118,10 @@ def install_run_all_check(file_class, cell_class):
         cells = list(collect(self))
         yield from cells
         notebook = Path(str(self.fspath)).stem
-        from lncc_llm.exercicios import NOTEBOOKS, do_capitulo
+        try:
+            from lncc_llm.exercicios import NOTEBOOKS, do_capitulo
+        except ImportError:  # o lncc_llm só chega com a 1ª célula (scripts/ensaio_colab.py)
+            return
 
         if notebook not in NOTEBOOKS or not do_capitulo(notebook) or not cells:
             return

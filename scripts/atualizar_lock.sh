@@ -26,3 +26,5 @@ pip install --no-deps -r requirements-nodeps.txt
 # a cópia que vai dentro do pacote (a célula de instalação dos notebooks a usa fora do repositório)
 cp requirements-lock.txt lncc_llm/dados/requirements-lock.txt
 echo "requirements-lock.txt: $(grep -c '==' requirements-lock.txt) pacotes"
+# o Colab roda um Python mais novo: o lock tem de se resolver, com wheels, em 3.11.5, 3.12 e 3.13
+python scripts/conferir_lock.py

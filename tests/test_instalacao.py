@@ -298,3 +298,44 @@ def test_binder_installs_what_the_readme_s_first_command_installs():
     assert steps[-1] == "jupyter-book build book"
     assert lines[2:] == [" && ".join(steps[:-1])], "binder/postBuild deve rodar o comando 1 do README, sem o livro"
     assert "jupyterlab-myst==" in (ROOT / "requirements.txt").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ o lock em 3.11–3.13
+
+CONFERIR_LOCK = _script("conferir_lock")
+
+
+def _fake_pip_report(monkeypatch, items, returncode=0, stderr=""):
+    def run(command, **kwargs):
+        report = Path(command[command.index("--report") + 1])
+        report.write_text(json.dumps({"install": items}), encoding="utf-8")
+        return subprocess.CompletedProcess(command, returncode, "", stderr)
+
+    monkeypatch.setattr(CONFERIR_LOCK.subprocess, "run", run)
+
+
+def _item(name, filename):
+    return {"metadata": {"name": name}, "download_info": {"url": f"https://files/{filename}"}}
+
+
+def test_lock_check_flags_compiled_sdists_and_unresolved_pins(monkeypatch):
+    lines = CONFERIR_LOCK.linhas_do_lock()
+    assert not any(line.lower().startswith("torch==") for line in lines) and "numpy==2.4.6" in lines
+    two = ["numpy==2.4.6", "sqlitedict==2.1.0"]
+    _fake_pip_report(monkeypatch, [_item("numpy", "numpy-2.4.6-cp312-cp312-manylinux.whl"),
+                                   _item("sqlitedict", "sqlitedict-2.1.0.tar.gz")])
+    assert CONFERIR_LOCK.conferir("3.12", two) == []  # sdist puro conhecido: passa
+    _fake_pip_report(monkeypatch, [_item("numpy", "numpy-2.4.6.tar.gz"), _item("sqlitedict", "x.tar.gz")])
+    assert CONFERIR_LOCK.conferir("3.13", two) == [
+        "Python 3.13: numpy só tem sdist (numpy-2.4.6.tar.gz); confira se compila e, se for Python puro, "
+        "ponha-o em SDISTS_PUROS"]
+    _fake_pip_report(monkeypatch, [], returncode=1, stderr="ERROR: No matching distribution found for x==1")
+    assert "No matching distribution" in CONFERIR_LOCK.conferir("3.11.5", two)[0]
+    assert CONFERIR_LOCK.VERSOES[0] == "3.11.5"  # o mínimo do lock (soupsieve 4.1.3 pede >= 3.11.5)
+
+
+def test_the_lock_is_checked_whenever_it_is_regenerated():
+    script = (ROOT / "scripts" / "atualizar_lock.sh").read_text(encoding="utf-8")
+    assert "python scripts/conferir_lock.py" in script
+    assert script.index("> requirements-lock.txt") < script.index("python scripts/conferir_lock.py")
+    assert "cp requirements-lock.txt lncc_llm/dados/requirements-lock.txt" in script
