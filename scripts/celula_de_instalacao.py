@@ -39,11 +39,11 @@ import subprocess
 import sys
 
 if importlib.util.find_spec("lncc_llm") is None:
-    fonte = os.environ.get("LNCC_LLM_FONTE", "git+{url}")
-    comando = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", fonte]
-    pip = subprocess.run(comando, capture_output=True, text=True)
+    source = os.environ.get("LNCC_LLM_FONTE", "git+{url}")
+    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", source]
+    pip = subprocess.run(command, capture_output=True, text=True)
     if pip.returncode:
-        raise RuntimeError(f"Não consegui instalar o lncc_llm de {{fonte}}:\\n"
+        raise RuntimeError(f"Não consegui instalar o lncc_llm de {{source}}:\\n"
                            + pip.stderr[-1500:])
     importlib.invalidate_caches()
 
@@ -51,27 +51,40 @@ from lncc_llm.instalacao import instalar
 
 instalar("{notebook}")'''
 
-# Os lugares, fora dos notebooks, em que o endereço aparece: (arquivo, expressão com o grupo do
-# endereço "dono/repositório").
+# Os lugares, fora dos notebooks, em que o endereço aparece: (arquivo, expressão com os grupos
+# "dono", "repo" e, nos links de Colab e Binder, "ramo", o repository.branch de _config.yml).
 _URL = r"(?P<dono>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+?)"
+_COLAB = rf"https://colab\.research\.google\.com/github/{_URL}/blob/(?P<ramo>[A-Za-z0-9_.-]+)/"
+_BINDER = rf"https://mybinder\.org/v2/gh/{_URL}/(?P<ramo>[A-Za-z0-9_.-]+)\?"
+_CLONE = rf"(?<=git clone )https://github\.com/{_URL}(?=[ `\n])"
 COPIAS = [
-    ("README.md", rf"https://colab\.research\.google\.com/github/{_URL}/blob/"),
-    ("README.md", rf"https://mybinder\.org/v2/gh/{_URL}/"),
+    ("README.md", _COLAB),
+    ("README.md", _BINDER),
     ("README.md", rf"git\+https://github\.com/{_URL}(?=[\"'`@ ])"),
-    ("README.md", rf"(?<=git clone )https://github\.com/{_URL}(?=[ `\n])"),
-    ("book/intro.md", rf"https://colab\.research\.google\.com/github/{_URL}/blob/"),
-    ("book/intro.md", rf"https://mybinder\.org/v2/gh/{_URL}/"),
-    ("book/intro.md", rf"(?<=git clone )https://github\.com/{_URL}(?=[ `\n])"),
+    ("README.md", _CLONE),
+    ("book/intro.md", _COLAB),
+    ("book/intro.md", _BINDER),
+    ("book/intro.md", _CLONE),
     ("pyproject.toml", rf"(?<=Repository = \")https://github\.com/{_URL}(?=\")"),
 ]
 
 
+def _config() -> dict:
+    return yaml.safe_load((RAIZ / "_config.yml").read_text(encoding="utf-8"))
+
+
+def ramo_do_repositorio() -> str:
+    """``repository.branch`` de ``_config.yml`` (o ramo que os links de Colab e Binder abrem)."""
+    return str(_config()["repository"].get("branch", "main"))
+
+
 def url_do_repositorio() -> str:
     """``repository.url`` de ``_config.yml``, sem barra no fim."""
-    config = yaml.safe_load((RAIZ / "_config.yml").read_text(encoding="utf-8"))
-    url = str(config["repository"]["url"]).rstrip("/")
-    if not re.fullmatch(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", url):
-        raise SystemExit("repository.url de _config.yml deveria ser https://github.com/dono/repo; "
+    url = str(_config()["repository"]["url"]).rstrip("/")
+    forma = r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
+    if not re.fullmatch(forma, url) or url.endswith(".git"):
+        raise SystemExit("repository.url de _config.yml deveria ser https://github.com/dono/repo, "
+                         "sem .git; "
                          f"é {url!r}")
     return url
 
@@ -109,21 +122,26 @@ def com_celula(caderno: dict, notebook: str, url: str) -> dict:
     return caderno
 
 
-def copias_do_endereco(url: str) -> dict[str, tuple[str, str]]:
-    """``{arquivo: (texto atual, texto com o endereço de _config.yml)}``, para cada arquivo de
-    ``COPIAS``."""
-    dono_repo = url.removeprefix("https://github.com/")
+def copias_do_endereco(url: str, ramo: str = "main") -> dict[str, tuple[str, str]]:
+    """``{arquivo: (texto atual, texto com o endereço e o ramo de _config.yml)}``, para cada arquivo
+    de ``COPIAS``."""
+    dono, repo = url.removeprefix("https://github.com/").split("/")
+    novos = {"dono": dono, "repo": repo, "ramo": ramo}
+
+    def trocar(m: re.Match) -> str:
+        texto, inicio = m.group(0), m.start()
+        for nome in sorted((n for n in novos if m.groupdict().get(n) is not None),
+                           key=lambda n: m.start(n), reverse=True):
+            a, b = m.start(nome) - inicio, m.end(nome) - inicio
+            texto = texto[:a] + novos[nome] + texto[b:]
+        return texto
+
     saida = {}
     for arquivo, padrao in COPIAS:
-        atual = saida.get(arquivo, (None, None))[1]
+        original, atual = saida.get(arquivo, (None, None))
         if atual is None:
-            atual = (RAIZ / arquivo).read_text(encoding="utf-8")
-            original = atual
-        else:
-            original = saida[arquivo][0]
-        novo = re.sub(padrao, lambda m: m.group(0).replace(f"{m.group('dono')}/{m.group('repo')}",
-                                                           dono_repo), atual)
-        saida[arquivo] = (original, novo)
+            original = atual = (RAIZ / arquivo).read_text(encoding="utf-8")
+        saida[arquivo] = (original, re.sub(padrao, trocar, atual))
     return saida
 
 
@@ -148,7 +166,7 @@ def main(argv: list[str]) -> int:
             velhos.append(caminho.name)
             if not conferir:
                 caminho.write_text(depois, encoding="utf-8")
-    for arquivo, (antes, depois) in copias_do_endereco(url).items():
+    for arquivo, (antes, depois) in copias_do_endereco(url, ramo_do_repositorio()).items():
         if depois != antes:
             velhos.append(arquivo)
             if not conferir:

@@ -6,8 +6,11 @@
 O Colab roda um Python mais novo que o 3.11 em que o lock foi gerado. Para cada versão, o ``pip``
 resolve (sem instalar: ``--dry-run``) cada linha de ``requirements-lock.txt``, menos o torch (o do
 Colab fica), como se fosse aquela versão do Python nesta plataforma, e grava o relatório
-(``--report``). O script falha se alguma linha não se resolve, ou se vem como sdist um pacote que
-não está em ``SDISTS_PUROS`` (os que são Python puro e se instalam sem compilar nada). Precisa de
+(``--report``). O script falha se alguma linha não tem distribuição para aquela versão, ou se vem
+como sdist um pacote que não está em ``SDISTS_PUROS`` (os que são Python puro e se instalam sem
+compilar nada). Cada linha é resolvida sem as dependências (``--no-deps``): como o lock é o fecho
+das dependências em 3.11, isso prova que cada versão fixada existe e se instala; uma dependência
+que só um Python mais novo pedisse, fora do lock, não seria vista aqui. Precisa de
 rede (o índice de pacotes) e uns 4 minutos de CPU (o resolvedor do pip lê cada página do índice):
 por isso roda quando o lock muda (``scripts/atualizar_lock.sh`` o chama no fim), e não no
 comando de testes do README; ``tests/test_instalacao.py`` testa a lógica com relatórios feitos à

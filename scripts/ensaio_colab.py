@@ -8,8 +8,10 @@ de um wheel local (``LNCC_LLM_FONTE``) em vez de ``git+<repository.url>``. Passo
 
 1. constrói o wheel do pacote (``pip wheel --no-deps .``) e confere que ele leva os dados, o lock e
    as soluções dos exercícios;
-2. cria um ambiente virtual novo com o torch de CPU fixado e o que o Colab já traz para rodar um
-   notebook (``ipykernel``), mais o ``pytest`` e o ``nbval`` que conferem as saídas;
+2. cria um ambiente virtual novo com o torch fixado (``pip install torch==2.13.0``, como a CI: numa
+   máquina que não tenha o arquivo de CPU à mão, defina ``ENSAIO_TORCH="torch==2.13.0 --index-url
+   https://download.pytorch.org/whl/cpu"``) e o que o Colab já traz para rodar um notebook
+   (``ipykernel``), mais o ``pytest`` e o ``nbval`` que conferem as saídas;
 3. copia os notebooks para uma pasta vazia fora do clone, com o ``conftest.py`` e o
    ``tests/sanitize.cfg`` do repositório (a regra dos números e as variáveis do nbval), e um cache
    do curso vazio (``XDG_CACHE_HOME``);
@@ -95,7 +97,7 @@ def main(argv: list[str]) -> int:
         _rodar([sys.executable, "-m", "venv", str(venv)])
         python = venv / "bin" / "python"
         pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        _rodar([*pip, TORCH])
+        _rodar([*pip, *os.environ.get("ENSAIO_TORCH", TORCH).split()])
         _rodar([*pip, *_pins("ipykernel", "pytest", "nbval")])
 
         print("== 3. os notebooks numa pasta vazia, fora do clone")

