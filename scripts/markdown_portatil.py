@@ -19,14 +19,15 @@ RAIZ = Path(__file__).resolve().parents[1]
 LIVRO = RAIZ / "book"
 sys.path.insert(0, str(LIVRO / "_ext"))
 
-from myst_portatil import para_commonmark, referencias  # noqa: E402
+from myst_portatil import para_commonmark, para_myst, referencias  # noqa: E402
 
 
 def converter(caderno: dict, refs: dict) -> dict:
     for celula in caderno["cells"]:
         if celula["cell_type"] == "markdown":
             texto = "".join(celula["source"])
-            novo = para_commonmark(texto, refs)
+            # de volta ao MyST e de novo à forma portátil: um link novo no .bib chega às citações
+            novo = para_commonmark(para_myst(texto), refs)
             if novo != texto:
                 celula["source"] = novo.splitlines(keepends=True)
     return caderno
