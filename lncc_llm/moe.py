@@ -2,7 +2,9 @@
 
 Cada especialista é uma FFN pequena; o roteador escolhe, para cada token, os
 ``k`` especialistas de maior probabilidade e combina as saídas deles com pesos
-(*gates*) que somam 1. Tudo aqui é do tamanho de um exemplo de aula, mas as
+(*gates*): com ``k = 1``, a própria probabilidade do escolhido (a porta do Switch,
+que não soma 1); com ``k ≥ 2``, as probabilidades escolhidas renormalizadas para
+somar 1 (Mixtral). Tudo aqui é do tamanho de um exemplo de aula, mas as
 contas (carga, perda de balanceamento, parâmetros totais e ativos) são as dos
 modelos reais.
 """

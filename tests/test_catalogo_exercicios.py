@@ -51,6 +51,9 @@ def _enunciados_no_notebook(notebook: str) -> list[int]:
     inicio = next(i for i, (c, f) in enumerate(zip(celulas, fontes))
                   if c["cell_type"] == "markdown" and re.search(r"^#+ Exercícios", f, re.M))
     numeros = []
+    for c, f in zip(celulas[:inicio], fontes[:inicio]):       # os núcleo, no fluxo da lição
+        if c["cell_type"] == "markdown" and not f.lstrip().startswith("<details"):
+            numeros += [int(m.group(2)) for m in re.finditer(r"(^|\n)\*\*Exercício (\d+) \(núcleo\)\. ", f)]
     for c, f in zip(celulas[inicio:], fontes[inicio:]):
         if c["cell_type"] == "markdown" and not f.lstrip().startswith("<details"):
             numeros += [int(m.group(2)) for m in re.finditer(r"(^|\n)\*\*(\d+)\. ", f)]

@@ -356,7 +356,7 @@ CASOS_DA_REVISAO = [
              -__import__("torch").arange(0, len(x), 2, dtype=__import__("torch").float64) / len(x))).mean(-1)
          * (x * x).sum() / len(x) ** 0.5)},
      Status.INCORRETO),
-    ("cap03_moe_bloco.ex1", "k = 2 com a porta do Switch",
+    ("cap03_moe_bloco.ex3", "k = 2 com a porta do Switch",
      lambda ns: {"gates_top2": __import__("lncc_llm.moe", fromlist=["top_k_route"]).top_k_route(
          __import__("lncc_llm.moe", fromlist=["MoELayer"]).MoELayer(
              ns["d_model"], ns["d_ff"], ns["n_experts"], k=2, gate="switch",

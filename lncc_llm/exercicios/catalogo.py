@@ -25,6 +25,8 @@ _TITULO = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
 # **N. Título.** no começo de uma linha (o título pode quebrar a linha, mas não o parágrafo); o
 # fecho ** não pode ser seguido de outro * (um título que termina em *ênfase*)
 _ENUNCIADO = re.compile(r"(?:^|\n)\*\*(\d+)\.[ \t]+((?:.|\n(?!\s*\n))+?)\*\*(?!\*)")
+# **Exercício N (núcleo). Título.** no fluxo da lição, antes da seção de exercícios
+_ENUNCIADO_NUCLEO = re.compile(r"(?:^|\n)\*\*Exercício (\d+) \(núcleo\)\.[ \t]+((?:.|\n(?!\s*\n))+?)\*\*(?!\*)")
 _SOLUCAO_EM_CODIGO = re.compile(r"^# @title Solução do exercício (\d+)\b")
 _CERCA = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 
@@ -70,7 +72,8 @@ def titulo_do_notebook(caderno: dict) -> str:
 
 
 def enunciados(caderno: dict) -> list[tuple[int, str, bool]]:
-    """Os enunciados ``**N. Título.**`` da seção de exercícios, em ordem: ``(N, título, opcional)``.
+    """Os enunciados, em ordem: ``(N, título, opcional)``. Primeiro os exercícios núcleo, no fluxo da
+    lição (``**Exercício N (núcleo). Título.**``); depois os ``**N. Título.**`` da seção de exercícios.
 
     A seção começa no título ``Exercícios`` e vai até o fim do notebook; um enunciado é opcional
     quando fica sob um título "Para ir além" (até o próximo título do mesmo nível ou de nível
@@ -83,6 +86,12 @@ def enunciados(caderno: dict) -> list[tuple[int, str, bool]]:
     if inicio is None:
         return []
     achados: list[tuple[int, str, bool]] = []
+    for celula in celulas[:inicio]:          # os exercícios núcleo, no fluxo da lição
+        if celula["cell_type"] == "markdown" and not _fonte(celula).lstrip().startswith("<details"):
+            for m in _ENUNCIADO_NUCLEO.finditer(_CERCA.sub("", _fonte(celula))):
+                titulo = " ".join(m.group(2).split())
+                achados.append((int(m.group(1)), titulo[:-1].rstrip() if titulo.endswith(".") else titulo,
+                                False))
     nivel_opcional = None  # o nível do título "Para ir além" em vigor
     for n, celula in enumerate(celulas[inicio:]):
         fonte = _fonte(celula)

@@ -1,9 +1,12 @@
-mix_head = mix["hidden"] // mix["heads"]
-mix_gqa = kv_cache_bytes(mix["layers"], mix["kv_heads"], mix_head, 32768, bytes_per_value=2)
-mix_mha = kv_cache_bytes(mix["layers"], mix["heads"], mix_head, 32768, bytes_per_value=2)
-bytes_gqa = mix_gqa
-gib_gqa, gib_mha = mix_gqa / 2**30, mix_mha / 2**30
-print(f"d_cabeça = {mix_head}")
-print(f"GQA, 8 cabeças de K/V   : {gib_gqa:5.1f} GiB")
-print(f"multi-cabeça, 32 cabeças: {gib_mha:5.1f} GiB  ({mix_mha // mix_gqa}× mais)")
-check("2 · 32 · 8 · 128 · 32 768 · 2 bytes = 4 GiB", mix_gqa, 4 * 2**30)
+def switch_balance_loss(probs, indices):
+    T, E = probs.shape
+    k = indices.shape[-1]
+    load = torch.bincount(indices.reshape(-1), minlength=E)   # escolhas por especialista (soma T·k)
+    f = load.to(probs.dtype) / (T * k)                          # sem gradiente: vem de contagens
+    P = probs.mean(dim=0)                                       # com gradiente
+    return E * (f * P).sum()
+
+
+print(f"nos 3 tokens da lição: {switch_balance_loss(routing.probs, routing.indices).item():.4f}")
+check("switch_balance_loss = balance_loss de lncc_llm.moe (3 tokens)",
+      switch_balance_loss(routing.probs, routing.indices), balance_loss(routing.probs, routing.indices), atol=1e-12)
