@@ -193,13 +193,22 @@ def _instalar_pacotes(pacotes: list[str], sem_deps: list[str]) -> None:
                 raise
 
 
-def instalar(notebook: str, *, falar: bool = True) -> list[str]:
-    """Instala o que falta para ``notebook`` (ver ``faltando``) e devolve a lista do que instalou.
+def instalar(notebook: str, *, falar: bool = True) -> None:
+    """Instala o que falta para ``notebook`` (ver ``faltando``) e não devolve nada, para que a
+    célula de instalação não mostre valor nenhum no notebook (a lista do que instalou:
+    :func:`instalar_e_listar`).
 
     Onde nada falta, não faz nada e não imprime nada (é o caso de um clone preparado pelo README
     e da CI); com ``LNCC_LLM_INSTALAR=0``, também não (para quem monta o próprio ambiente, com
     outras versões, de propósito). Com ``falar=True``, ao instalar, imprime uma linha antes e
     outra no fim.
+    Ver Introdução, "Como usar este livro".
+    """
+    instalar_e_listar(notebook, falar=falar)
+
+
+def instalar_e_listar(notebook: str, *, falar: bool = True) -> list[str]:
+    """O mesmo que :func:`instalar`, devolvendo a lista do que instalou (vazia se nada faltava).
     Ver Introdução, "Como usar este livro".
     """
     if os.environ.get(DESLIGA_ENV, "").strip().lower() in ("0", "nao", "não", "false", "no"):
