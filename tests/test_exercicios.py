@@ -245,6 +245,15 @@ def test_funcao_pronta_da_biblioteca_conta_como_nao_tentado(ex, resolvidos):
 
     ns = resolvidos(ex)
     nomes = _funcoes(ex, ns)
+    classes = [nome for nome in ex.variaveis if isinstance(ns[nome], type)]
+    for nome in classes:                 # uma classe: a do lncc_llm, ou uma herdada dela, não passa
+        from lncc_llm import llama
+
+        assert ex.checar(dict(ns, **{nome: llama.KVCache})).status is Status.NAO_TENTADO
+        herdeira = type("Herdeira", (llama.KVCache,), {})
+        assert ex.checar(dict(ns, **{nome: herdeira})).status is Status.INCORRETO
+    if classes:
+        return
     assert nomes, "um exercício com `entradas` pede uma função"
     for nome in nomes:
         for pronta in (torch.zeros_like, np.asarray):
@@ -339,7 +348,7 @@ CASOS_DA_REVISAO = [
                  "raw_vars": [v.var().item() for v in _dots_sem_produto(ns)],
                  "scaled_vars": [v.var().item() / d for v, d in zip(_dots_sem_produto(ns), (2, 32, 512))]},
      Status.INCORRETO),
-    ("apendice_b_llama_do_zero.ex1", "a máscara de floats",
+    ("apendice_b_llama_do_zero.ex2", "a máscara de floats",
      lambda ns: {"future_mask": lambda n_new, n_past: __import__("torch").ones(n_new, n_past + n_new).triu(n_past + 1)},
      Status.INCORRETO),
     ("cap05_instrucoes_raciocinio.ex1", "o validador ancorado só no fim",
@@ -373,7 +382,7 @@ CASOS_DA_REVISAO = [
     ("cap09_tendencias.ex1", "um invólucro do `gguf.quants.dequantize`",
      lambda ns: {"dequantize_q4_0": lambda raw, shape: __import__("gguf").quants.dequantize(
          raw, __import__("gguf").GGMLQuantizationType.Q4_0).reshape(shape)}, Status.NAO_TENTADO),
-    ("apendice_b_llama_do_zero.ex2", "a soma com laço da seção B.8, sem a fórmula fechada",
+    ("apendice_b_llama_do_zero.ex3", "a soma com laço da seção B.8, sem a fórmula fechada",
      lambda ns: {"positions_without": lambda P, N: sum(P + t for t in range(N))}, Status.INCORRETO),
     ("cap02_atencao_camada.ex1", "as linhas de `X_bs` trocadas",
      lambda ns: {"X_bs": ns["X_bs"].flip(0)}, Status.INCORRETO),
@@ -469,3 +478,21 @@ def test_cada_lacuna_da_celula_inicial_e_conferida_na_ordem_da_celula(ex):
         elif isinstance(no, ast.Assign) and tem_lacuna(no.value):
             nomes += [t.id for t in no.targets if isinstance(t, ast.Name)]
     assert nomes == list(ex.variaveis), (nomes, ex.variaveis)
+
+
+def test_cada_erro_do_kv_cache_tem_a_sua_mensagem(resolvidos):
+    """O núcleo do Apêndice B pede uma classe: os caches errados previstos (só as posições novas, a
+    dimensão das cabeças, ``len`` que conta passos, soma camadas ou fica em 0, uma lista para todas as
+    camadas) recebem cada um a sua mensagem, e um cache que funciona só até o prefill não passa."""
+    from lncc_llm.exercicios import apendice_b_llama_do_zero as apb
+
+    ns = resolvidos(apb.ex1)
+    for mensagem, classe in apb._ERROS_EX1:
+        resultado = apb.ex1.checar(dict(ns, MyKVCache=classe))
+        assert resultado.status is Status.INCORRETO and resultado.mensagem == mensagem, classe.__name__
+
+    class SemGuardar(apb._Referencia):       # devolve tudo, mas esquece as camadas além da 0
+        def append(self, layer, k, v):
+            return super().append(layer, k, v) if layer == 0 else (k, v)
+
+    assert apb.ex1.checar(dict(ns, MyKVCache=SemGuardar)).status is Status.INCORRETO

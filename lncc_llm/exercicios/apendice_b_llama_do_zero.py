@@ -1,7 +1,7 @@
 """Exercícios conferíveis do Apêndice B (um Llama escrito por você): a máscara causal com um passado
 guardado e a conta de posições com e sem *KV cache*.
 
-O exercício 3 (a RoPE com a base errada) é de observação: fica sem verificador.
+O exercício 4 (a RoPE com a base errada) é de observação: fica sem verificador.
 """
 from __future__ import annotations
 
@@ -13,7 +13,224 @@ NOTEBOOK = "apendice_b_llama_do_zero"
 _contexto = celulas_do_notebook(NOTEBOOK, ("2be10e22", "67fa6750"))
 
 
-# ---------------------------------------------------------------- exercício 1: a máscara com passado
+# ---------------------------------------------------------------- exercício 1 (núcleo): o KV cache
+_contexto_modelo = celulas_do_notebook(NOTEBOOK, (
+    "2be10e22", "67fa6750", "79144a25", "b4ffa988", "a1b7c147", "b725dba9", "1f519cb4", "115398b7",
+    "085b2efc"), definicoes=("b4ffa988", "a1b7c147", "b725dba9", "1f519cb4", "115398b7"))
+_CENARIOS_EX1 = ((2, (5, 1, 1, 1)), (3, (1, 1)), (1, (4,)), (4, (3, 2, 1)))   # (camadas, posições por passo)
+_TEXTO_EX1 = "O farol da ilha acende quando a maré sobe, e os barcos"
+
+
+class _Referencia:
+    """O cache pela definição: uma lista de keys e uma de values por camada; ``len`` = posições."""
+
+    def __init__(self, n_layers):
+        self.k, self.v = [[] for _ in range(n_layers)], [[] for _ in range(n_layers)]
+
+    def __len__(self):
+        return sum(t.shape[2] for t in self.k[0])
+
+    def append(self, layer, k, v):
+        import torch
+
+        self.k[layer].append(k)
+        self.v[layer].append(v)
+        return torch.cat(self.k[layer], dim=2), torch.cat(self.v[layer], dim=2)
+
+
+def _registro(classe, n_layers, passos, semente):
+    """O que o cache devolve numa sequência de ``append`` (todas as camadas a cada passo) e os ``len``."""
+    import torch
+
+    g = torch.Generator().manual_seed(semente)
+    cache = classe(n_layers)
+    saida = [("len", len(cache))]
+    for n in passos:
+        for camada in range(n_layers):
+            k = torch.randn(1, 3, n, 4, generator=g)
+            v = torch.randn(1, 3, n, 4, generator=g)
+            devolvido = cache.append(camada, k, v)
+            if not (isinstance(devolvido, tuple) and len(devolvido) == 2):
+                saida.append(("devolveu", type(devolvido).__name__))
+                return saida
+            saida.append(("kv", devolvido[0].clone(), devolvido[1].clone()))
+        saida.append(("len", len(cache)))
+    return saida
+
+
+def _iguais(a, b) -> bool:
+    import torch
+
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x[0] != y[0]:
+            return False
+        if x[0] == "kv":
+            if x[1].shape != y[1].shape or not (torch.equal(x[1], y[1]) and torch.equal(x[2], y[2])):
+                return False
+        elif x[1] != y[1]:
+            return False
+    return True
+
+
+class _SoAsNovas(_Referencia):
+    def append(self, layer, k, v):
+        super().append(layer, k, v)
+        return k, v
+
+
+class _DimensaoErrada(_Referencia):
+    def append(self, layer, k, v):
+        import torch
+
+        self.k[layer].append(k)
+        self.v[layer].append(v)
+        return torch.cat(self.k[layer], dim=1), torch.cat(self.v[layer], dim=1)
+
+
+class _ContaChamadas(_Referencia):
+    def __len__(self):
+        return len(self.k[0])
+
+
+class _SomaCamadas(_Referencia):
+    def __len__(self):
+        return sum(t.shape[2] for camada in self.k for t in camada)
+
+
+class _SempreZero(_Referencia):
+    def __len__(self):
+        return 0
+
+
+class _UmaListaSo(_Referencia):
+    def append(self, layer, k, v):
+        return super().append(0, k, v)
+
+
+_ERROS_EX1 = (
+    ("`append` devolveu só as posições novas: a atenção do passo precisa de todas, as guardadas e as "
+     "novas, juntadas na dimensão das posições.", _SoAsNovas),
+    ("as posições foram juntadas na dimensão 1, a das cabeças; num tensor (lote, cabeças, posições, "
+     "d_cabeça), as posições são a dimensão 2.", _DimensaoErrada),
+    ("`len` conta as chamadas (os passos), não as posições: o *prefill* guarda o prompt inteiro de uma vez, "
+     "e as posições do passo seguinte começam em len(cache). Conte `keys[0].shape[2]`.", _ContaChamadas),
+    ("`len` somou as posições de todas as camadas: cada camada guarda as mesmas posições; conte as de uma "
+     "camada só.", _SomaCamadas),
+    ("`len` fica em 0 depois de guardar posições: o Llama recomeçaria as posições (e a RoPE) em 0 a cada "
+     "passo, como se o token novo fosse o primeiro do texto. `len` é quantas posições já estão guardadas.",
+     _SempreZero),
+    ("todas as camadas foram guardadas na mesma lista: cada camada tem as suas chaves e os seus valores "
+     "(índice `layer`).", _UmaListaSo),
+)
+
+
+def _passos_do_modelo(classe, ns):
+    """Prefill de 6 tokens e 4 passos de decode com o cache ``classe`` no Llama da lição: os logits da
+    última posição a cada passo, com cache e recalculados sem cache."""
+    import torch
+
+    model, tok = ns["model"], ns["tok"]
+    ids = tok(_TEXTO_EX1)["input_ids"][:10]
+    cache = classe(model.cfg.n_layers)
+    com, sem = [], []
+    with torch.no_grad():
+        com.append(model(torch.tensor([ids[:6]]), cache)[0, -1])
+        sem.append(model(torch.tensor([ids[:6]]))[0, -1])
+        for t in range(6, 10):
+            com.append(model(torch.tensor([[ids[t]]]), cache)[0, -1])
+            sem.append(model(torch.tensor([ids[:t + 1]]))[0, -1])
+    return com, sem
+
+
+def _conferir_ex1(respostas, ns):
+    from .comparar import Incorreto, comparar
+
+    classe = respostas["MyKVCache"]
+    if not isinstance(classe, type):
+        raise Incorreto("`MyKVCache` deve ser a classe (o nome depois de `class`), não um objeto ou um valor.")
+    herdada = next((b for b in classe.__mro__[1:] if b.__module__.split(".")[0] in ("lncc_llm", "transformers")
+                    and not b.__module__.startswith("lncc_llm.exercicios")), None)
+    if herdada is not None:
+        raise Incorreto(f"`MyKVCache` herda de `{herdada.__module__}.{herdada.__name__}`: o exercício pede que "
+                        "você escreva o cache, com listas e `torch.cat`.")
+    for i, (camadas, passos) in enumerate(_CENARIOS_EX1, start=1):
+        semente = 410 + i
+        try:
+            obtido = _registro(classe, camadas, passos, semente)
+        except Exception as erro:  # o código do leitor: uma linha, sem traceback
+            for mensagem, errada in _ERROS_EX1:          # um erro previsto que também levanta
+                try:
+                    _registro(errada, camadas, passos, semente)
+                except Exception as previsto:
+                    if type(previsto) is type(erro) and str(previsto) == str(erro):
+                        raise Incorreto(mensagem) from None
+            texto = str(erro).strip().splitlines()[0] if str(erro).strip() else ""
+            raise Incorreto(f"o cache levantou {type(erro).__name__}" + (f": {texto}" if texto else "")
+                            + f" (no cenário de teste {i} de {len(_CENARIOS_EX1)}).") from None
+        certo = _registro(_Referencia, camadas, passos, semente)
+        if _iguais(obtido, certo):
+            continue
+        for mensagem, errada in _ERROS_EX1:
+            try:
+                previsto = _registro(errada, camadas, passos, semente)
+            except Exception:                              # este erro previsto levanta: já visto acima
+                continue
+            if _iguais(obtido, previsto):
+                raise Incorreto(mensagem)
+        if obtido[0] != ("len", 0):
+            raise Incorreto("um cache novo, sem nada guardado, deve ter `len` 0.")
+        if any(x[0] == "devolveu" for x in obtido):
+            raise Incorreto("`append` deve devolver o par `(k, v)` com todas as posições da camada.")
+        raise Incorreto(f"no cenário de teste {i} de {len(_CENARIOS_EX1)} ({camadas} camadas, passos de "
+                        f"{list(passos)} posições), o cache não devolveu as keys e os values esperados.")
+    com, sem = _passos_do_modelo(classe, ns)
+    for passo, (a, b) in enumerate(zip(com, sem)):
+        comparar(a, b, rtol=1e-4, atol=1e-4,
+                 nome=f"os logits do Llama com o seu cache no passo {passo} (0 = prefill), contra o recálculo "
+                      "sem cache")
+
+
+ex1 = Exercicio(
+    "apendice_b_llama_do_zero.ex1", "o KV cache", ("MyKVCache",),
+    dicas=(
+        "Guarde uma entrada por camada para as keys e outra para os values (por exemplo, duas listas "
+        "`[None] * n_layers`). Em `append`, se a camada já tem algo, junte o novo ao fim; guarde o resultado "
+        "e devolva-o.",
+        "`torch.cat([guardado, novo], dim=2)`: o tensor é (lote, cabeças de key/value, posições, d_cabeça), "
+        "e as posições são a dimensão 2.",
+        "`len` é o número de posições guardadas, igual em todas as camadas: `0` se a camada 0 está vazia, "
+        "senão `self.keys[0].shape[2]`. O Llama usa esse número como a posição do primeiro token novo.",
+    ),
+    esperado=lambda ns: {"MyKVCache": _Referencia},
+    conferir=_conferir_ex1,
+    entradas=lambda ns: [],
+    tipo="nucleo",
+    inicio="""
+class MyKVCache:
+    \"\"\"As keys e os values já calculados, por camada, que crescem a cada passo (seção B.8).
+
+    append(layer, k, v): k e v são (lote, 3, n, 64), as n posições novas da camada `layer`; junta-as
+    às guardadas e devolve (k, v) com todas as posições. len(cache): quantas posições estão guardadas.
+    \"\"\"
+
+    def __init__(self, n_layers):
+        ____
+
+    def __len__(self):
+        return ____
+
+    def append(self, layer, k, v):
+        ____
+        return ____
+""",
+    seguir="KVCache = MyKVCache",
+    contexto=_contexto_modelo,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: a máscara com passado
 def _mascara_float(n_new, n_past):
     import torch
 
@@ -34,12 +251,12 @@ def _casos_ex1(ns):
     return [(1, 0), (4, 0), (3, 5), (1, 7), (2, 2)]
 
 
-ex1 = Exercicio(
-    "apendice_b_llama_do_zero.ex1", "a máscara causal com um passado guardado", ("future_mask",),
+ex2 = Exercicio(
+    "apendice_b_llama_do_zero.ex2", "a máscara causal com um passado guardado", ("future_mask",),
     dicas=(
-        "A forma é (n_new, n_past + n_new): uma linha por consulta nova, uma coluna por chave, guardada ou "
+        "A forma é (n_new, n_past + n_new): uma linha por query nova, uma coluna por key, guardada ou "
         "nova.",
-        "A consulta nova i está na posição absoluta n_past + i; ela pode ver as chaves j ≤ n_past + i e mais "
+        "A query nova i está na posição absoluta n_past + i; ela pode ver as keys j ≤ n_past + i e mais "
         "nenhuma.",
         "`torch.ones(linhas, colunas, dtype=torch.bool).triu(d)` marca com True as casas com j − i ≥ d; "
         "escolha d pela dica 2.",
@@ -48,12 +265,12 @@ ex1 = Exercicio(
     entradas=_casos_ex1,
     erros_comuns=(
         ErroComum("a máscara é de números (float), não de booleanos: `masked_fill` (e a `Attention` da "
-                  "seção) precisa de um tensor `dtype=torch.bool`, com True onde a consulta não pode olhar.",
+                  "seção) precisa de um tensor `dtype=torch.bool`, com True onde a query não pode olhar.",
                   lambda ns: {"future_mask": _mascara_float},
                   dica="Crie a matriz já booleana: `torch.ones(linhas, colunas, dtype=torch.bool)` antes do "
                        "`.triu(...)` (ou converta no fim com `.bool()`)."),
         ErroComum("a máscara ignora o passado: é o triângulo de quem lê o texto inteiro de uma vez, e esconde "
-                  "chaves guardadas que a consulta nova pode ver. Com P posições guardadas, a consulta i está "
+                  "chaves guardadas que a consulta nova pode ver. Com P posições guardadas, a query i está "
                   "na posição P + i.",
                   lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past, deslocamento=0)}),
         ErroComum("cada consulta ficou sem ver a si mesma: a chave da própria posição (j = P + i) é permitida; "
@@ -65,14 +282,14 @@ ex1 = Exercicio(
     ),
     inicio="""
 def future_mask(n_new, n_past):
-    # n_new consultas novas; n_past posições já guardadas no cache
-    return ____     # tensor bool (n_new, n_past + n_new): True onde a consulta não pode olhar
+    # n_new queries novas; n_past posições já guardadas no cache
+    return ____     # tensor bool (n_new, n_past + n_new): True onde a query não pode olhar
 """,
     contexto=_contexto,
 )
 
 
-# ---------------------------------------------------------------- exercício 2: posições com e sem cache
+# ---------------------------------------------------------------- exercício 3: posições com e sem cache
 def _sem_cache(P, N):
     return sum(P + t for t in range(N))          # o passo t relê P + t posições
 
@@ -115,8 +332,8 @@ def _casos_ex2(ns):
     return [(45, 30), (1, 1), (10, 5), (100, 1), (7, 64)]
 
 
-ex2 = Exercicio(
-    "apendice_b_llama_do_zero.ex2", "posições processadas com e sem KV cache", ("positions_without", "positions_with"),
+ex3 = Exercicio(
+    "apendice_b_llama_do_zero.ex3", "posições processadas com e sem KV cache", ("positions_without", "positions_with"),
     dicas=(
         "Sem cache, o passo t (t = 0, 1, …, N − 1) relê o texto inteiro até ali: P + t posições.",
         "Some P + t de t = 0 a N − 1: N·P mais 0 + 1 + … + (N − 1).",

@@ -59,7 +59,9 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
                     warnings.simplefilter("ignore")
                     for n, fonte in enumerate(fontes):
                         linhas = [ln for ln in fonte.splitlines() if not ln.lstrip().startswith(("%", "!"))]
-                        exec(compile("\n".join(linhas), f"{notebook}[{n}]", "exec"), ns)
+                        # dont_inherit: o `from __future__ import annotations` deste módulo não vale
+                        # para as células (uma @dataclass da lição procuraria o módulo em sys.modules)
+                        exec(compile("\n".join(linhas), f"{notebook}[{n}]", "exec", dont_inherit=True), ns)
             finally:
                 torch.set_grad_enabled(gradiente)
             plt.close("all")

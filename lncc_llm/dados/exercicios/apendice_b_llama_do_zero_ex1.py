@@ -1,9 +1,21 @@
-def future_mask(n_new, n_past):
-    # a consulta i está na posição n_past + i: fica de fora toda chave j > n_past + i
-    return torch.ones(n_new, n_past + n_new, dtype=torch.bool).triu(n_past + 1)
+class MyKVCache:
+    def __init__(self, n_layers):
+        self.keys = [None] * n_layers                      # um tensor (lote, 3, posições, 64) por camada
+        self.values = [None] * n_layers
+
+    def __len__(self):
+        return 0 if self.keys[0] is None else self.keys[0].shape[2]
+
+    def append(self, layer, k, v):
+        if self.keys[layer] is not None:                   # junta ao fim, na dimensão das posições
+            k = torch.cat([self.keys[layer], k], dim=2)
+            v = torch.cat([self.values[layer], v], dim=2)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
 
 
-print(future_mask(2, 3).int())
-check("sem passado, a máscara é o triângulo de sempre", future_mask(4, 0),
-      torch.ones(4, 4, dtype=torch.bool).triu(1))
-check("um token novo vê todo o passado e a si mesmo", not future_mask(1, 7).any())
+cache_test = MyKVCache(2)
+for n in (4, 1):                                           # um prefill de 4 posições, um passo de 1
+    for layer in range(2):
+        k_all, v_all = cache_test.append(layer, torch.zeros(1, 3, n, 64), torch.zeros(1, 3, n, 64))
+print("depois do prefill e de um passo:", len(cache_test), "posições; keys", tuple(k_all.shape))

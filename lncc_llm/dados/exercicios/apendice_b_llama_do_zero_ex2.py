@@ -1,11 +1,9 @@
-def positions_without(P, N):
-    return N * P + N * (N - 1) // 2          # Σ (P + t) para t = 0, …, N − 1
+def future_mask(n_new, n_past):
+    # a query i está na posição n_past + i: fica de fora toda key j > n_past + i
+    return torch.ones(n_new, n_past + n_new, dtype=torch.bool).triu(n_past + 1)
 
 
-def positions_with(P, N):
-    return P + N - 1                         # o prompt uma vez, depois um token por passo
-
-
-P, N = 37, 30                                # o prompt e os tokens cronometrados na seção B.8
-print(f"P = {P}, N = {N}: sem cache {fmt_int(positions_without(P, N))}, com cache {positions_with(P, N)}")
-check("= a soma passo a passo", positions_without(P, N), sum(P + t for t in range(N)))
+print(future_mask(2, 3).int())
+check("sem passado, a máscara é o triângulo de sempre", future_mask(4, 0),
+      torch.ones(4, 4, dtype=torch.bool).triu(1))
+check("um token novo vê todo o passado e a si mesmo", not future_mask(1, 7).any())
