@@ -1,5 +1,7 @@
-"""Exercícios conferíveis do Capítulo 2, segunda parte: a atenção à mão no mini-corpus, a variância
-com e sem √d_k, o peso de [PAD] em todas as camadas e a contagem de parâmetros do MiniLM."""
+"""Exercícios conferíveis do Capítulo 2, segunda parte. O 1 é o núcleo: o leitor recalcula uma cabeça
+do MiniLM a partir dos pesos do modelo, e o verificador a chama em camadas, cabeças e frases que o
+notebook não mostra, contra ``outputs.attentions``. Os opcionais: a atenção à mão no mini-corpus, a
+variância com e sem √d_k, o peso de [PAD] em todas as camadas e a contagem de parâmetros do MiniLM."""
 from __future__ import annotations
 
 import math
@@ -15,7 +17,102 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
     "cap02b-setup", "cap02b-imports", "cap02b-frase", "ece97f37"))
 
 
-# ---------------------------------------------------------------- exercício 1: "bear sleeps" à mão
+# ---------------------------------------------------------------- exercício 1 (núcleo): uma cabeça do MiniLM
+_FRASES_EX1 = ("The old lighthouse keeper climbed the stairs at dawn.",
+               "Mais vale um pássaro na mão do que dois voando!")
+_CASOS_EX1 = ((0, 2, 0), (2, 7, 0), (3, 11, 1), (5, 0, 1))      # (camada, cabeça, frase)
+
+
+def _entrada(ns, camada, frase):
+    """A entrada da camada (n, d), os módulos query/key/value dela e os pesos de atenção do modelo."""
+    import torch
+
+    tokenizer, model = ns["tokenizer"], ns["model"]
+    enc = tokenizer(_FRASES_EX1[frase], return_tensors="pt").to(ns["device"])
+    with torch.no_grad():
+        out = model(**enc, output_attentions=True, output_hidden_states=True)
+    sa = model.encoder.layer[camada].attention.self
+    return out.hidden_states[camada][0], sa, out.attentions[camada][0]
+
+
+def _casos_ex1(ns):
+    casos = []
+    for camada, cabeca, frase in _CASOS_EX1:
+        x, sa, _ = _entrada(ns, camada, frase)
+        casos.append((x, sa.query, sa.key, sa.value, cabeca, ns["cfg"].num_attention_heads))
+    return casos
+
+
+def _do_modelo(ns):
+    """A referência: os pesos que o próprio modelo devolve (``outputs.attentions``), caso a caso."""
+    saidas = iter([_entrada(ns, camada, frase)[2][cabeca] for camada, cabeca, frase in _CASOS_EX1])
+    return lambda *args: next(saidas)
+
+
+def _cabeca(x, query, key, value, h, n_heads, fatia="bloco", escala="raiz", dim=-1, vies=True):
+    import torch
+
+    d_k = query.weight.shape[0] // n_heads
+    proj = (lambda m: x @ m.weight.T + m.bias) if vies else (lambda m: x @ m.weight.T)
+    q, k = proj(query), proj(key)
+    if fatia == "bloco":
+        q, k = q[:, h * d_k:(h + 1) * d_k], k[:, h * d_k:(h + 1) * d_k]
+    elif fatia == "intercalada":
+        q, k = q[:, h::n_heads], k[:, h::n_heads]
+    divisor = {"raiz": d_k ** 0.5, "nenhuma": 1.0, "d_k": float(d_k), "d": q.shape[-1] ** 0.5}[escala]
+    return torch.softmax(q @ k.T / divisor, dim=dim)
+
+
+ex1 = Exercicio(
+    "cap02_atencao_camada.ex1", "uma cabeça do MiniLM, dos pesos à atenção", ("head_attention",),
+    dicas=(
+        "Projete a entrada inteira (`X @ query.weight.T + query.bias`, e o mesmo para a key) e fique com as "
+        "colunas da cabeça h: são d_k = d / n_heads colunas seguidas, de h·d_k a (h+1)·d_k − 1.",
+        "Com `q` e `k` da cabeça, (n, d_k) cada, os escores são `q @ k.T / d_k ** 0.5`, uma matriz (n, n): a "
+        "linha i diz quanto a query i combina com cada key.",
+        "O softmax é por linha (`dim=-1`): cada query distribui 1 de peso entre as keys. O `value` não entra nos "
+        "pesos: ele é usado depois, em Z = A V.",
+    ),
+    esperado=lambda ns: {"head_attention": _do_modelo(ns)},
+    entradas=_casos_ex1,
+    atol=1e-5,
+    erros_comuns=(
+        ErroComum("a cabeça h pegou as colunas h, h + H, h + 2H, … (intercaladas): as d_k colunas de uma cabeça "
+                  "são seguidas, de h·d_k a (h+1)·d_k − 1 (é o que `view(n, H, d_k)` faz).",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, fatia="intercalada")}),
+        ErroComum("faltou dividir por √d_k: os escores ficam grandes demais e o softmax, afiado demais.",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, escala="nenhuma")},
+                  dica="Divida `q @ k.T` por `d_k ** 0.5`, com d_k = d / n_heads = 32 (não pela dimensão inteira)."),
+        ErroComum("a divisão foi por d_k, não por √d_k.",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, escala="d_k")}),
+        ErroComum("o softmax foi feito por coluna (dim=0): cada linha (uma query) é que tem de somar 1.",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, dim=0)}),
+        ErroComum("faltaram os vieses das projeções: no BERT, q = x W_Q + b_Q (`query.bias`).",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, vies=False)}),
+        ErroComum("os escores usaram todas as 384 dimensões (as 12 cabeças juntas): fique só com as d_k colunas da "
+                  "cabeça h.",
+                  lambda ns: {"head_attention": lambda *a: _cabeca(*a, fatia="todas", escala="raiz")}),
+    ),
+    proibidas=("torch.nn.functional.scaled_dot_product_attention", "lncc_llm.attention.multi_head_attention",
+               "lncc_llm.attention.scaled_dot_product_attention", "lncc_llm.attention.split_heads"),
+    tipo="nucleo",
+    inicio="""
+def head_attention(X, query, key, value, h, n_heads):
+    \"\"\"Os pesos de atenção A (n, n) da cabeça h de uma camada do BERT (seção 2.6).
+
+    X: (n, d) float32, a entrada da camada (sem a dimensão do lote); query, key, value: as nn.Linear
+    da camada (peso (d, d), viés (d,)); h: a cabeça, de 0 a n_heads − 1.
+    \"\"\"
+    return ____     # softmax(q kᵀ / √d_k) por linha, com q e k só da cabeça h
+""",
+    seguir='sa0 = model.encoder.layer[0].attention.self; check("a sua head_attention = outputs.attentions[0], '
+           'cabeça 10", head_attention(outputs.hidden_states[0][0], sa0.query, sa0.key, sa0.value, 10, 12), '
+           'outputs.attentions[0][0, 10], atol=1e-5)',
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: "bear sleeps" à mão
 def _atencao_bs(ns, escala=True, dim=-1, v_de=None):
     """softmax(X Xᵀ/√2) e A V em NumPy (float64), com X = as linhas de bear e sleeps em E_toy."""
     e_toy = como_array(ns["E_toy"]).astype(np.float64)
@@ -28,8 +125,8 @@ def _atencao_bs(ns, escala=True, dim=-1, v_de=None):
     return {"X_bs": x, "A_bs_hand": a, "Z_bs_hand": a @ v}
 
 
-ex1 = Exercicio(
-    "cap02_atencao_camada.ex1", "o mini-corpus à mão com \"bear sleeps\"", ("X_bs", "A_bs_hand", "Z_bs_hand"),
+ex2 = Exercicio(
+    "cap02_atencao_camada.ex2", "o mini-corpus à mão com \"bear sleeps\"", ("X_bs", "A_bs_hand", "Z_bs_hand"),
     dicas=(
         "Pegue em `E_toy` as linhas de `bear` e de `sleeps` (use `vocab`), nessa ordem: essa matriz 2 × 2 é X, "
         "e também Q, K e V, porque W_Q = W_K = W_V = I.",
@@ -57,7 +154,7 @@ Z_bs_hand = ____    # a saída Z = A V, 2 × 2
 )
 
 
-# ---------------------------------------------------------------- exercício 2: por que √d_k
+# ---------------------------------------------------------------- exercício 3: por que √d_k
 _DIMENSOES = (2, 32, 512)
 
 
@@ -127,8 +224,8 @@ def _escaladas_erradas(ns, potencia):
     return {"scaled_vars": [v / d**potencia for v, d in zip(brutas, _DIMENSOES)]}
 
 
-ex2 = Exercicio(
-    "cap02_atencao_camada.ex2", "a variância de q·k com e sem √d_k", ("dots", "raw_vars", "scaled_vars"),
+ex3 = Exercicio(
+    "cap02_atencao_camada.ex3", "a variância de q·k com e sem √d_k", ("dots", "raw_vars", "scaled_vars"),
     dicas=(
         "Para cada d_k, sorteie duas matrizes `torch.randn(N, d_k)`, com N = 20 000 linhas (cada linha é um "
         "par q, k), faça o produto interno linha a linha e tire a variância dos N números.",
@@ -163,7 +260,7 @@ scaled_vars = ____  # 3 floats: a variância de q·k/√d_k, com os mesmos produ
 )
 
 
-# ---------------------------------------------------------------- exercício 3: [PAD] em todas as camadas
+# ---------------------------------------------------------------- exercício 4: [PAD] em todas as camadas
 def _pad_max(ns, linha=1, nas_colunas=True, com_mascara=True):
     """Para cada camada (linha) e cabeça (coluna), o maior peso ligado às posições de [PAD] da frase
     curta: uma matriz 6 × 12. Um erro comum dá 72 números positivos, diferentes de um erro para outro
@@ -188,8 +285,8 @@ def _zeros_ex4(ns):
     return {"pad_max": np.zeros((cfg.num_hidden_layers, cfg.num_attention_heads))}
 
 
-ex3 = Exercicio(
-    "cap02_atencao_camada.ex3", "o peso de [PAD] em todas as camadas e cabeças", ("pad_max", "pad_max_no_mask"),
+ex4 = Exercicio(
+    "cap02_atencao_camada.ex4", "o peso de [PAD] em todas as camadas e cabeças", ("pad_max", "pad_max_no_mask"),
     dicas=(
         "Rode o modelo no lote inteiro com `output_attentions=True`: você recebe, para cada camada, um tensor "
         "(lote, cabeças, n, n).",
@@ -220,7 +317,7 @@ pad_max_no_mask = ____  # o mesmo 6 × 12, com o modelo rodado só com os input_
 )
 
 
-# ---------------------------------------------------------------- exercício 4: os 22,7 M parâmetros
+# ---------------------------------------------------------------- exercício 5: os 22,7 M parâmetros
 def _partes(ns, so_qkv=False, so_w1=False, camadas=None):
     """A conta fechada, a partir da configuração: cada Linear tem entrada × saída + saída (o viés) e cada
     LayerNorm tem 2d (γ e β)."""
@@ -248,8 +345,8 @@ def _esperado_ex6(ns):
     return {"parts": partes, "frac_tok": partes["embeddings de tokens"] / sum(partes.values())}
 
 
-ex4 = Exercicio(
-    "cap02_atencao_camada.ex4", "onde ficam os parâmetros do MiniLM", ("parts", "frac_tok"),
+ex5 = Exercicio(
+    "cap02_atencao_camada.ex5", "onde ficam os parâmetros do MiniLM", ("parts", "frac_tok"),
     dicas=(
         "`p.numel()` conta os números de um tensor de parâmetros; some-os sobre `modulo.parameters()` de cada "
         "parte. A tabela de tokens é `model.embeddings.word_embeddings.weight`.",

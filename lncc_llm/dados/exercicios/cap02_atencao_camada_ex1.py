@@ -1,10 +1,13 @@
-X_bs = E_toy[[vocab["bear"], vocab["sleeps"]]]          # Q = K = V = X, como na seção 2.8
-A_bs_hand = torch.softmax(X_bs @ X_bs.T / 2**0.5, dim=-1)
-Z_bs_hand = A_bs_hand @ X_bs
-Z_bs, A_bs = scaled_dot_product_attention(X_bs, X_bs, X_bs)
+def head_attention(X, query, key, value, h, n_heads):
+    d_k = query.weight.shape[0] // n_heads                    # 384 / 12 = 32
+    cols = slice(h * d_k, (h + 1) * d_k)                      # as colunas da cabeça h, seguidas
+    q = (X @ query.weight.T + query.bias)[:, cols]           # (n, d_k)
+    k = (X @ key.weight.T + key.bias)[:, cols]
+    return torch.softmax(q @ k.T / d_k**0.5, dim=-1)         # (n, n): cada linha soma 1
 
-print("XXᵀ =", rounded(X_bs @ X_bs.T))
-print("A   =", rounded(A_bs, 2))
-print("Z   =", rounded(Z_bs, 2))
-check("XXᵀ de 'bear sleeps' = QKᵀ de 'teddy reads'", X_bs @ X_bs.T, QKt, atol=0)
-check("A e Z à mão = scaled_dot_product_attention", [A_bs_hand, Z_bs_hand], [A_bs, Z_bs])
+
+sa0 = model.encoder.layer[0].attention.self
+with torch.no_grad():
+    A_10 = head_attention(outputs.hidden_states[0][0], sa0.query, sa0.key, sa0.value, 10, 12)
+print("cabeça 10 da camada 0:", tuple(A_10.shape), "| somas das linhas:", rounded(A_10.sum(-1), 4)[:3], "…")
+check("head_attention = outputs.attentions[0] na cabeça 10", A_10, outputs.attentions[0][0, 10], atol=1e-5)

@@ -1,13 +1,10 @@
-gen = torch.Generator().manual_seed(0)
-dots, raw_vars, scaled_vars = [], [], []
-print(" d_k   var(q·k)   var(q·k / √d_k)")
-for d in (2, 32, 512):
-    q_s = torch.randn(20000, d, generator=gen)
-    k_s = torch.randn(20000, d, generator=gen)
-    dots_d = (q_s * k_s).sum(dim=-1)                  # os N produtos q·k, um por par
-    dots.append(dots_d)
-    raw_var, scaled_var = dots_d.var().item(), (dots_d / d**0.5).var().item()
-    raw_vars.append(raw_var)
-    scaled_vars.append(scaled_var)
-    print(f"{d:>4}  {raw_var:9.1f}  {scaled_var:15.2f}")
-    assert abs(raw_var / d - 1) < 0.05 and abs(scaled_var - 1) < 0.05
+X_bs = E_toy[[vocab["bear"], vocab["sleeps"]]]          # Q = K = V = X, como na seção 2.8
+A_bs_hand = torch.softmax(X_bs @ X_bs.T / 2**0.5, dim=-1)
+Z_bs_hand = A_bs_hand @ X_bs
+Z_bs, A_bs = scaled_dot_product_attention(X_bs, X_bs, X_bs)
+
+print("XXᵀ =", rounded(X_bs @ X_bs.T))
+print("A   =", rounded(A_bs, 2))
+print("Z   =", rounded(Z_bs, 2))
+check("XXᵀ de 'bear sleeps' = QKᵀ de 'teddy reads'", X_bs @ X_bs.T, QKt, atol=0)
+check("A e Z à mão = scaled_dot_product_attention", [A_bs_hand, Z_bs_hand], [A_bs, Z_bs])
