@@ -357,7 +357,7 @@ CASOS_DA_REVISAO = [
      lambda ns: {"lr_at": lambda step, peak, warmup, total: [0.0, 6.7e-4, 1.3e-3, 2e-3, 1.9e-3, 1.8e-3, 1.5e-3,
                                                              1.2e-3, 8.3e-4, 5e-4, 2.3e-4, 6e-5][step % 12]},
      Status.INCORRETO),
-    ("cap03_variacoes_modernas.ex2", "a fórmula fechada da seção 3.6, sem girar",
+    ("cap03_variacoes_modernas.ex3", "a fórmula fechada da seção 3.6, sem girar",
      lambda ns: {"logit_curve": lambda x, positions, base=10000.0: ns["expected_logit"](len(x), base)[positions]
                  * (x * x).sum() / len(x) ** 0.5} if "expected_logit" in ns else
      {"logit_curve": lambda x, positions, base=10000.0: (

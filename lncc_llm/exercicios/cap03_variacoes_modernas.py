@@ -1,5 +1,7 @@
-"""Exercícios conferíveis do Capítulo 3, primeira parte (RoPE e temperatura); os do MoE e do KV cache do
-Mixtral estão em ``cap03_moe_bloco``."""
+"""Exercícios conferíveis do Capítulo 3, primeira parte. O 1 é o núcleo: o leitor escreve as tabelas cos/sin
+e o ``rotate_half`` da RoPE de metades, conferidos contra o ``LlamaRotaryEmbedding`` e o ``rotate_half`` do
+``transformers`` em posições, dimensões e bases que o notebook não mostra. Os outros: a consolidação do
+texto-base, a curva do logit e a temperatura (opcionais). Os do MoE estão em ``cap03_moe_bloco``."""
 from __future__ import annotations
 
 import math
@@ -12,11 +14,127 @@ from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da
 
 NOTEBOOK = "cap03_variacoes_modernas"
 _contexto = celulas_do_notebook(NOTEBOOK, (
-    "a854e5f7", "f968420a", "c613b2c1", "6dc1ff2a", "e45a4aa6", "ac0e68bb"))
+    "a854e5f7", "f968420a", "c613b2c1", "6dc1ff2a", "e45a4aa6", "ac0e68bb", "3ce050b1", "7295552f",
+    "50014c0b"))
 READS = [1.0, -1.0, 0.0, 0.0]
 
 
-# ---------------------------------------------------------------- exercício 1: reads trocado
+# ---------------------------------------------------------------- exercício 1 (núcleo): a RoPE de metades
+_TABELAS_EX1 = ((64, 100000.0, (0, 1, 5, 17, 63, 200)), (16, 10000.0, (0, 2, 3, 9, 150)),
+                (8, 500.0, (4, 0, 11)))                    # (d_cabeça, base, posições)
+
+
+def _tabelas_do_transformers(positions, head_dim, base):
+    """cos e sin do ``LlamaRotaryEmbedding`` do ``transformers`` (o passo rotativo do SmolLM2)."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    cfg = LlamaConfig(hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim,
+                      rope_parameters={"rope_type": "default", "rope_theta": base})
+    x = torch.zeros(1, len(positions), 2 * head_dim)
+    cos, sin = LlamaRotaryEmbedding(cfg)(x, torch.as_tensor(positions)[None])
+    return cos[0], sin[0]
+
+
+def _rotate_half_do_transformers(x):
+    from transformers.models.llama.modeling_llama import rotate_half
+
+    return rotate_half(x)
+
+
+def _casos_ex1(ns):
+    import torch
+
+    g = torch.Generator().manual_seed(330)
+    tabelas = [(torch.tensor(pos), d, base) for d, base, pos in _TABELAS_EX1]
+    vetores = [(torch.randn(*forma, generator=g),) for forma in ((6, 64), (1, 3, 5, 16), (2, 8))]
+    return {"rope_tables": tabelas, "rotate_half": vetores}
+
+
+def _tabelas(positions, head_dim, base, arranjo="metades", expoente=2):
+    import torch
+
+    omega = 1.0 / base ** (torch.arange(0, head_dim // 2, dtype=torch.float32) * expoente / head_dim)
+    angulos = positions.float()[:, None] * omega[None, :]
+    if arranjo == "metades":
+        angulos = torch.cat([angulos, angulos], dim=-1)
+    elif arranjo == "intercalado":
+        angulos = angulos.repeat_interleave(2, dim=-1)
+    return angulos.cos(), angulos.sin()
+
+
+def _rotacao_errada(x, tipo):
+    import torch
+
+    a, b = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    if tipo == "sinal":
+        return torch.cat([b, -a], dim=-1)
+    if tipo == "ordem":
+        return torch.cat([-a, b], dim=-1)
+    pares = x.unflatten(-1, (-1, 2))                          # intercalado: (x0, x1) → (−x1, x0)
+    return torch.stack([-pares[..., 1], pares[..., 0]], dim=-1).flatten(-2)
+
+
+ex1 = Exercicio(
+    "cap03_variacoes_modernas.ex1", "as tabelas cos/sin e o rotate_half do SmolLM2",
+    ("rope_tables", "rotate_half"),
+    dicas=(
+        "As frequências são ω_j = base^(−2j/d) para j = 0, …, d/2 − 1 (`torch.arange(0, d, 2) / d` dá os 2j/d); "
+        "os ângulos, p·ω_j, formam uma tabela (n, d/2) com uma linha por posição.",
+        "No arranjo de metades o mesmo ângulo vale para a coordenada j e para a j + d/2: repita a tabela "
+        "**lado a lado** (`torch.cat([angulos, angulos], dim=-1)`), não intercalada. Devolva `cos` e `sin` dela.",
+        "`rotate_half([x_a, x_b]) = [−x_b, x_a]`, com x_a a primeira metade da última dimensão e x_b a segunda "
+        "(`x.chunk(2, dim=-1)`).",
+    ),
+    esperado=lambda ns: {"rope_tables": _tabelas_do_transformers, "rotate_half": _rotate_half_do_transformers},
+    entradas=_casos_ex1,
+    atol=1e-5,
+    erros_comuns=(
+        ErroComum("as tabelas estão no arranjo intercalado (cada ângulo repetido em coordenadas vizinhas): o "
+                  "SmolLM2 gira a coordenada j junto com a j + d/2, então a tabela de ângulos vem repetida lado a "
+                  "lado, `torch.cat([a, a], dim=-1)`.",
+                  lambda ns: {"rope_tables": lambda p, d, b: _tabelas(p, d, b, arranjo="intercalado")}),
+        ErroComum("as tabelas têm d/2 colunas: cada ângulo serve a duas coordenadas (j e j + d/2), e as tabelas "
+                  "têm a largura d da cabeça.",
+                  lambda ns: {"rope_tables": lambda p, d, b: _tabelas(p, d, b, arranjo="so_metade")}),
+        ErroComum("o expoente das frequências está sem o 2: ω_j = base^(−2j/d), de modo que as d/2 frequências vão "
+                  "de 1 até quase 1/base.",
+                  lambda ns: {"rope_tables": lambda p, d, b: _tabelas(p, d, b, expoente=1)}),
+        ErroComum("o sinal está trocado: `rotate_half([x_a, x_b])` é `[−x_b, x_a]` (um giro de +90° em cada par), "
+                  "não `[x_b, −x_a]`.",
+                  lambda ns: {"rotate_half": lambda x: _rotacao_errada(x, "sinal")}),
+        ErroComum("esse é o giro do arranjo intercalado, com pares vizinhos (x₀, x₁): o SmolLM2 forma pares com as "
+                  "duas metades do vetor.",
+                  lambda ns: {"rotate_half": lambda x: _rotacao_errada(x, "intercalado")}),
+    ),
+    proibidas=("transformers.models.llama.modeling_llama.rotate_half",
+               "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
+               "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding",
+               "lncc_llm.rope.apply_rope", "lncc_llm.rope.rope_cos_sin", "lncc_llm.rope.rope_frequencies",
+               "lncc_llm.llama.rotate_half", "lncc_llm.llama.rope_tables"),
+    tipo="nucleo",
+    inicio="""
+def rope_tables(positions, head_dim, base):
+    \"\"\"As tabelas cos e sin da RoPE de metades: duas (n, head_dim), uma linha por posição.
+
+    positions: (n,) inteiros; as frequências são ω_j = base^(−2j/head_dim), j = 0, …, head_dim/2 − 1, e
+    o ângulo p·ω_j vale para as coordenadas j e j + head_dim/2.
+    \"\"\"
+    return ____     # (cos, sin)
+
+
+def rotate_half(x):
+    \"\"\"[x_a, x_b] → [−x_b, x_a], com x_a e x_b as duas metades da última dimensão.\"\"\"
+    return ____
+""",
+    seguir='cos_r, sin_r = rope_tables(pos, cfg.head_dim, rope_base); check("a sua RoPE = apply_rotary_pos_emb '
+           'na camada 5", [q * cos_r + rotate_half(q) * sin_r, k * cos_r + rotate_half(k) * sin_r], [q_hf, k_hf])',
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: reads trocado
 def _x_novo(ns):
     x = ns["X"].clone()
     x[2] = x.new_tensor(READS)
@@ -38,8 +156,8 @@ def _logits_ex1(ns, girar_q=True, girar_k=True, escala=True, trocar=True):
     return {"X_ex": x, "L_ex_plain": sem, "L_ex_rope": com}
 
 
-ex1 = Exercicio(
-    "cap03_variacoes_modernas.ex1", "reads = [1, −1, 0, 0], logits sem e com RoPE",
+ex2 = Exercicio(
+    "cap03_variacoes_modernas.ex2", "reads = [1, −1, 0, 0], logits sem e com RoPE",
     ("X_ex", "L_ex_plain", "L_ex_rope"),
     dicas=(
         "Copie `X` com `X.clone()` e troque só a linha 2 (a de `reads`); as outras continuam as mesmas.",
@@ -77,7 +195,7 @@ L_ex_rope = ____    # os logits 3 × 3 com RoPE
 )
 
 
-# ---------------------------------------------------------------- exercício 2: a curva do logit
+# ---------------------------------------------------------------- exercício 3: a curva do logit
 def _curva_ref(x, positions, base, layout="interleaved", escala=True, girar_q=False):
     """O logit entre x na posição 0 (query) e x girado em cada posição p (key), pela RoPE do ``lncc_llm``."""
     import torch
@@ -109,8 +227,8 @@ def _como_erro_ex2(**kw):
     return lambda ns: {"logit_curve": lambda x, positions, base: _curva_ref(x, positions, base, **kw)}
 
 
-ex2 = Exercicio(
-    "cap03_variacoes_modernas.ex2", "o logit de um vetor contra ele mesmo, girado à distância p",
+ex3 = Exercicio(
+    "cap03_variacoes_modernas.ex3", "o logit de um vetor contra ele mesmo, girado à distância p",
     ("logit_curve",),
     dicas=(
         "A query é `x` na posição 0 (o giro de ângulo zero não muda nada); a key é `x` girado pela posição p. "
@@ -158,7 +276,7 @@ def _media_fechada(d, positions, base):
     return torch.cos(torch.as_tensor(positions, dtype=torch.float64)[:, None] * omega[None, :]).mean(-1)
 
 
-# ---------------------------------------------------------------- exercício 3: τ com entropia 0,5 nat
+# ---------------------------------------------------------------- exercício 4: τ com entropia 0,5 nat
 def _linha(ns):
     return como_array(ns["row"]).astype(np.float64)
 
@@ -190,8 +308,8 @@ def _conferir_ex3(valores, ns):
         raise Incorreto(f"com τ = {tau:.4f} a entropia é {h:.4f} nat, {direcao}.")
 
 
-ex3 = Exercicio(
-    "cap03_variacoes_modernas.ex3", "a temperatura com entropia 0,5 nat", ("tau_half",),
+ex4 = Exercicio(
+    "cap03_variacoes_modernas.ex4", "a temperatura com entropia 0,5 nat", ("tau_half",),
     dicas=(
         "A entropia de softmax(linha/τ) cresce com τ: perto de 0 para τ pequena, até ln 3 para τ grande.",
         "Bisseção: comece com um intervalo [lo, hi] em que H(lo) < 0,5 < H(hi), olhe o meio e fique com a "

@@ -1,26 +1,15 @@
-X_ex = X.clone()
-X_ex[2] = torch.tensor([1.0, -1.0, 0.0, 0.0], dtype=torch.float64)    # o novo vetor de reads
-X_ex_rot = rope_rotate(X_ex, positions)
-L_ex_plain = logits(X_ex, X_ex)
-L_ex_rope = logits(X_ex_rot, X_ex_rot)
-print("sem RoPE:", rounded(L_ex_plain, 4))
-print("com RoPE:", rounded(L_ex_rope, 4))
+def rope_tables(positions, head_dim, base):
+    omega = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)   # ω_j
+    angles = positions.float()[:, None] * omega[None, :]          # (n, d/2): p·ω_j
+    angles = torch.cat([angles, angles], dim=-1)                   # o mesmo ângulo em j e em j + d/2
+    return angles.cos(), angles.sin()
 
-closed_forms = {
-    "teddy–reads = (cos 2 + sin 2)/2": (L_ex_rope[0, 2].item(), (math.cos(2) + math.sin(2)) / 2),
-    "bear–reads  = sin 1": (L_ex_rope[1, 2].item(), math.sin(1)),
-    "teddy–bear  = igual ao exemplo mínimo": (L_ex_rope[0, 1].item(), L_rope[0, 1].item()),
-}
-for name, (got, formula) in closed_forms.items():
-    print(f"{name:<42} {got:.4f} | fórmula {formula:.4f}")
-check("as três entradas = as formas fechadas", [g for g, _ in closed_forms.values()],
-      [f for _, f in closed_forms.values()], atol=1e-12)
-assert rounded(L_ex_plain, 4) == [[1.0, 0.5, 0.5], [0.5, 1.5, 0.0], [0.5, 0.0, 1.0]]
-assert rounded(L_ex_rope, 4) == [[1.0, -0.1556, 0.2466], [-0.1556, 1.5, 0.8415], [0.2466, 0.8415, 1.0]]
-assert torch.allclose(L_ex_plain.diagonal(), L_ex_rope.diagonal())
 
-fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
-for ax, M, title in [(axes[0], L_ex_plain, "sem RoPE"), (axes[1], L_ex_rope, "com RoPE")]:
-    plot_attention(M, tokens, ax=ax, vmin=-1.5, vmax=1.5, cmap="RdBu_r", colorbar_label="logit", title=title)
-plt.tight_layout()
-plt.show()
+def rotate_half(x):
+    x_a, x_b = x.chunk(2, dim=-1)
+    return torch.cat([-x_b, x_a], dim=-1)
+
+
+cos_r, sin_r = rope_tables(pos, cfg.head_dim, rope_base)
+q_mine, k_mine = q * cos_r + rotate_half(q) * sin_r, k * cos_r + rotate_half(k) * sin_r
+check("a sua RoPE de metades = apply_rotary_pos_emb na camada 5 do SmolLM2, em q e k", [q_mine, k_mine], [q_hf, k_hf])

@@ -1,15 +1,26 @@
-lo, hi = 0.05, 2.0                  # H(0,05) ≈ 0 < 0,5 < H(2) ≈ 1,06
-for _ in range(60):
-    mid = (lo + hi) / 2
-    if entropy(torch.softmax(row / mid, dim=-1)) < 0.5:
-        lo = mid                    # concentrada demais: τ precisa crescer
-    else:
-        hi = mid
-tau_half = (lo + hi) / 2
-p_half = torch.softmax(row / tau_half, dim=-1)
-H_half = entropy(p_half).item()
-print(f"τ = {tau_half:.4f}  H = {H_half:.4f} nat  p = {rounded(p_half, 4)}")
-print(f"escala equivalente 1/τ = {1 / tau_half:.2f}")
-check("a escala equivalente fica entre 2 e 4", 2 < 1 / tau_half < 4)
-assert abs(H_half - 0.5) < 1e-9
-assert 2 < 1 / tau_half < 4 and round(tau_half, 4) == 0.3187 and rounded(p_half, 4) == [0.8215, 0.1711, 0.0074]
+def logit_curve(x, positions, base=10000.0):
+    """O logit entre `x` (d,) na posição 0, como query, e `x` girado pela RoPE em cada posição de
+    `positions` (P,), como key. Devolve um tensor (P,) float64."""
+    keys = rope_rotate(x[None].expand(len(positions), -1), positions, base=base)   # a key em cada p
+    return (x[None] * keys).sum(-1) / math.sqrt(x.shape[-1])                       # a query fica em 0
+
+
+distances_ex = torch.arange(61)
+curve_d4 = logit_curve(X[0], distances_ex)                                         # teddy = [1, 0, 1, 0]
+formula = (torch.cos(distances_ex.double()) + torch.cos(0.01 * distances_ex.double())) / 2
+check("d = 4: logit = (cos p + cos 0,01p)/2 para p = 0..60", curve_d4, formula, atol=1e-12)
+print("d = 4, perto de 2π, 4π, 6π, 8π:", {p: round(curve_d4[p].item(), 3) for p in (6, 13, 19, 25)})
+
+x64 = torch.randn(64, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+curve_ex64 = logit_curve(x64, distances_ex, base=100000.0)
+curve_ex64 = curve_ex64 / curve_ex64[0]                      # normalizado: 1 na distância 0
+tail = curve_ex64[10:60]
+print(f"d = 64: p = 10 → {curve_ex64[10]:.2f}; entre p = 10 e 59 fica entre {tail.min():.2f} e {tail.max():.2f}; "
+      f"p = 60 → {curve_ex64[60]:.2f}")
+assert all(curve_d4[p] > 0.94 for p in (6, 13, 19, 25))
+
+plt.figure(figsize=(7, 3.8))
+plt.plot(distances_ex, curve_d4, label="d = 4, base 10000")
+plt.plot(distances_ex, curve_ex64, label="d = 64, base 100000 (normalizado)")
+plt.xlabel("distância p"); plt.ylabel("logit"); plt.legend()
+plt.show()
