@@ -7,3 +7,6 @@ print(f"d_cabeça = {mix_head}")
 print(f"GQA, 8 cabeças de K/V   : {gib_gqa:5.1f} GiB")
 print(f"multi-cabeça, 32 cabeças: {gib_mha:5.1f} GiB  ({mix_mha // mix_gqa}× mais)")
 check("2 · 32 · 8 · 128 · 32 768 · 2 bytes = 4 GiB", mix_gqa, 4 * 2**30)
+weights_gib = published["total"] * 2 / 2**30                 # os 46,7 B de pesos em bf16
+print(f"pesos do Mixtral em bf16: {weights_gib:.0f} GiB, ou {weights_gib / gib_mha:.1f} sequências de 32 768 "
+      "tokens com multi-cabeça")
