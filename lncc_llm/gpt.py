@@ -14,7 +14,8 @@ parâmetros com camada de saída própria e 124 412 160 com ela amarrada aos
 ordem (*embeddings* de token e de posição, depois, bloco a bloco, Q/K/V, a
 projeção de saída da atenção e as duas camadas da FFN, e por fim a camada de
 saída): é essa ordem que faz ``torch.manual_seed(123)`` dar os mesmos pesos e os
-mesmos *logits* impressos no texto-base. O Apêndice A escreve estas mesmas classes
+mesmos *logits* impressos nas notas de aula que o Apêndice A segue (sobre o capítulo 4
+de Raschka). O Apêndice A escreve estas mesmas classes
 célula a célula e confere que dão os mesmos *logits* que este arquivo.
 """
 from __future__ import annotations
@@ -100,6 +101,29 @@ GPT_CONFIG_124M = GPTConfig()
 # =============================================================================== 2. peças
 
 
+def layer_norm(x: torch.Tensor, gamma: torch.Tensor, beta: torch.Tensor,
+               eps: float = 1e-5) -> torch.Tensor:
+    """A LayerNorm na última dimensão: ``γ ⊙ (x − μ)/√(σ² + ε) + β``, com a variância populacional.
+
+    Ver Apêndice A, seção A.3.
+    """
+    mu = x.mean(-1, keepdim=True)
+    sigma2 = x.var(-1, unbiased=False, keepdim=True)
+    return gamma * (x - mu) / torch.sqrt(sigma2 + eps) + beta
+
+
+def causal_attention_weights(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Os pesos da atenção causal, ``softmax(Q Kᵀ/√d_h)`` com −∞ onde a *key* vem depois da *query*.
+
+    ``q`` e ``k``: ``(..., n, d_h)``; devolve ``(..., n, n)``, com cada linha somando 1.
+    Ver Apêndice A, seção A.7.
+    """
+    n = q.shape[-2]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+
+
 class LayerNorm(nn.Module):
     """LayerNorm: em cada vetor, tira a média, divide pelo desvio padrão e aplica γ e β treináveis.
 
@@ -116,9 +140,7 @@ class LayerNorm(nn.Module):
         self.beta = nn.Parameter(torch.zeros(dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        mu = x.mean(-1, keepdim=True)
-        sigma2 = x.var(-1, unbiased=False, keepdim=True)
-        return self.gamma * (x - mu) / torch.sqrt(sigma2 + self.eps) + self.beta
+        return layer_norm(x, self.gamma, self.beta, self.eps)
 
 
 class GELU(nn.Module):

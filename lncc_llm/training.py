@@ -167,6 +167,31 @@ def mean_and_se(values) -> tuple[float, float]:
     return mean, math.sqrt(var / len(values))
 
 
+def trained_char_gpt(vocab_size: int | None = None):
+    """O GPT de caracteres do Apêndice A treinado por mais tempo: ``(modelo, registro)``.
+
+    O modelo tem a configuração da seção A.11 e os pesos de
+    ``lncc_llm/dados/gpt_caracteres_longo.pt``, em modo ``eval()``; o registro (semente, passos,
+    curva de validação, tempo, CPU) vem de ``gpt_caracteres_longo.json``, os dois gravados por
+    ``scripts/gpt_caracteres_longo.py``. Com ``vocab_size``, confere que o tokenizador de
+    caracteres do leitor é o do treino.
+    Ver Apêndice A, seção A.12.
+    """
+    from .gpt import GPTConfig, GPTModel
+
+    pasta = Path(__file__).with_name("dados")
+    with open(pasta / "gpt_caracteres_longo.json", encoding="utf-8") as f:
+        registro = json.load(f)
+    if vocab_size is not None and vocab_size != registro["config"]["vocab_size"]:
+        raise ValueError(f"O checkpoint foi treinado com {registro['config']['vocab_size']} "
+                         f"caracteres, e o seu tokenizador tem {vocab_size}: monte o CharTokenizer "
+                         "com o texto de shakespeare_text(), como na seção A.11.")
+    model = GPTModel(GPTConfig(**registro["config"]))
+    pesos = torch.load(pasta / "gpt_caracteres_longo.pt", map_location="cpu", weights_only=True)
+    model.load_state_dict(pesos)
+    return model.eval(), registro
+
+
 def char_gpt_budget() -> dict:
     """As execuções medidas do GPT de caracteres do Apêndice A (passos, tempo, perda de validação),
     gravadas por ``scripts/gpt_caracteres_orcamento.py`` em ``lncc_llm/dados``.

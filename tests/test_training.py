@@ -112,3 +112,30 @@ def test_char_gpt_budget_runs_are_consistent():
     assert 300 in one and 300 in two and two[300]["segundos"] < one[300]["segundos"]
     # a mesma conta com 1 ou 2 threads: a perda não depende do número de threads
     assert two[300]["perda_validacao"] == one[300]["perda_validacao"]
+
+
+def test_trained_char_gpt_loads_into_the_appendix_model_and_reproduces_its_recorded_loss():
+    """O checkpoint de scripts/gpt_caracteres_longo.py: a configuração da seção A.11, os pesos entram no
+    GPTModel sem sobrar nem faltar, a curva gravada desce, e a perda nos 8 lotes fixos de validação da
+    seção A.11 é a última da curva; um tokenizador de outro tamanho é recusado em pt-BR."""
+    from lncc_llm.corpus import CharTokenizer, shakespeare_text, train_val_split
+    from lncc_llm.training import trained_char_gpt
+
+    text = shakespeare_text()
+    tokenizer = CharTokenizer(text)
+    model, record = trained_char_gpt(tokenizer.vocab_size)
+    assert record["config"] == dict(vocab_size=tokenizer.vocab_size, max_seq_len=64, d_model=128,
+                                    n_heads=2, n_layers=2, dropout=0.2)
+    assert not model.training
+    curve = record["curva"]
+    assert [p["passos"] for p in curve][-1] == record["passos"]
+    assert curve[-1]["perda_validacao"] < curve[0]["perda_validacao"]
+    train_data, val_data = train_val_split(torch.tensor(tokenizer.encode(text), dtype=torch.long), 0.1)
+    g = torch.Generator().manual_seed(1234)
+    for _ in range(8):
+        random_batch(train_data, 64, 64, g)
+    val_batches = [random_batch(val_data, 64, 64, g) for _ in range(8)]
+    with fixed_threads(1):
+        assert estimate_loss(model, val_batches) == pytest.approx(curve[-1]["perda_validacao"], abs=2e-3)
+    with pytest.raises(ValueError, match="tokenizador"):
+        trained_char_gpt(tokenizer.vocab_size + 1)

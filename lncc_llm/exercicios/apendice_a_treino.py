@@ -1,7 +1,9 @@
-"""Exercícios conferíveis do Apêndice A, segunda parte: a atenção com Q, K e V em três camadas.
+"""Exercícios conferíveis do Apêndice A, segunda parte: a atenção com Q, K e V em três camadas (1) e
+para onde olha o modelo treinado por mais tempo (3), uma função que o verificador chama em textos que o
+notebook não mostra.
 
-Os exercícios 2 e 3 usam o modelo treinado na seção A.11 (caro demais para uma conferência) e o 4 é de
-reflexão: ficam sem verificador.
+O exercício 2 usa o modelo treinado na seção A.11 (caro demais para uma conferência; é de observação) e
+o 4 é de reflexão: ficam sem verificador.
 """
 from __future__ import annotations
 
@@ -210,4 +212,84 @@ params_separate = ____          # int: parâmetros da sua versão com d = 6 e 2 
 params_single = ____            # int: parâmetros de `mha`, a CausalSelfAttention da seção A.10
 """,
     contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 3: para onde o modelo treinado olha
+_contexto_longo = celulas_do_notebook(NOTEBOOK, ("apA2-setup", "apA2-imports", "61732cf1", "f9535c46",
+                                                 "b4e4113b", "apA2-longo-codigo"))
+_TEXTOS_EX3 = ("KING RICHARD.\nNow is the winter of our discontent", "ROMEO.\nBut soft, what light breaks?",
+               "HAMLET.\nTo be, or not to be, that is the question.")
+
+
+def _casos_ex3(ns):
+    import torch
+
+    tok, modelo = ns["char_tokenizer"], ns["long_model"]
+    return [(modelo, torch.tensor([tok.encode(t)])) for t in _TEXTOS_EX3]
+
+
+def _pesos_da_camada(modelo, ids, camada=0, norma=True):
+    """Os pesos (H, n, n) de uma camada, pelas funções do PyTorch a partir dos pesos do modelo."""
+    import torch
+    import torch.nn.functional as F
+
+    bloco = modelo.blocks[camada]
+    with torch.no_grad():
+        x = modelo.embed(ids)
+        h = F.layer_norm(x, (x.shape[-1],), bloco.attn_norm.gamma, bloco.attn_norm.beta,
+                         bloco.attn_norm.eps) if norma else x
+        qkv = F.linear(h, bloco.attn.qkv.weight, bloco.attn.qkv.bias)
+        b, n, d = h.shape
+        heads = bloco.attn.n_heads
+        q, k, _ = (t.view(b, n, heads, d // heads).transpose(1, 2) for t in qkv.split(d, dim=-1))
+        eye = torch.eye(n).expand(b, heads, n, n)
+        return F.scaled_dot_product_attention(q, k, eye, is_causal=True)[0]
+
+
+def _acertos(modelo, ids, alvo=-1, camada=0, norma=True, limiar=None):
+    import torch
+
+    w = _pesos_da_camada(modelo, ids, camada=camada, norma=norma)
+    n = w.shape[-1]
+    linhas = torch.arange(1, n)
+    if limiar is not None:
+        return [int((w[h, linhas, linhas - 1] > limiar).sum()) for h in range(w.shape[0])]
+    return [int((w[h, 1:].argmax(-1) == linhas + alvo).sum()) for h in range(w.shape[0])]
+
+
+ex3 = Exercicio(
+    "apendice_a_treino.ex3", "as cabeças que olham o caractere anterior", ("previous_char_hits",),
+    dicas=(
+        "Os pesos da primeira camada, como na seção A.10: `block = model.blocks[0]` e "
+        "`block.attn.attention_weights(block.attn_norm(model.embed(ids)))[0]`, um tensor (H, n, n), sob "
+        "`torch.no_grad()`.",
+        "Para cada cabeça h e cada posição i ≥ 1 (a posição 0 só pode olhar para si), `w[h, i].argmax()` é a "
+        "posição que a query i mais olha; conte quantas vezes ela é i − 1.",
+        "`(w[h, 1:].argmax(-1) == torch.arange(n - 1)).sum()` faz a conta de uma cabeça de uma vez. Devolva uma "
+        "lista de H inteiros.",
+    ),
+    esperado=lambda ns: {"previous_char_hits": _acertos},
+    entradas=_casos_ex3,
+    erros_comuns=(
+        ErroComum("a conta pegou as posições em que o maior peso fica no próprio caractere (j = i), não no "
+                  "anterior (j = i − 1).",
+                  lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, alvo=0)}),
+        ErroComum("faltou a LayerNorm antes da atenção: o bloco pré-norm aplica `attn_norm` aos vetores antes de "
+                  "calcular Q e K.",
+                  lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, norma=False)}),
+        ErroComum("esses são os pesos da última camada: o exercício pede a primeira (`model.blocks[0]`).",
+                  lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, camada=-1)}),
+        ErroComum("a conta usou peso > 0,5 no anterior, não o maior peso da linha: uma linha pode dar 0,45 ao "
+                  "anterior e ainda assim ser o seu máximo.",
+                  lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, limiar=0.5)}),
+    ),
+    proibidas=("torch.nn.functional.scaled_dot_product_attention",),
+    inicio="""
+def previous_char_hits(model, ids):
+    # ids: (1, n); devolve, para cada cabeça da PRIMEIRA camada, em quantas posições i ≥ 1 o maior peso
+    # vai para o caractere anterior (j = i − 1)
+    return ____     # lista de H inteiros
+""",
+    contexto=_contexto_longo,
 )

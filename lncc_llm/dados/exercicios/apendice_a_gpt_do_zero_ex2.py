@@ -1,15 +1,10 @@
-sizes = {"medium": (1024, 16, 24), "large": (1280, 20, 36), "XL": (1600, 25, 48)}
-counts_untied, counts_tied, mib_untied = {}, {}, {}
-print(f"{'':<7} {'sem amarrar':>13} {'amarrado':>13} {'float32 (sem amarrar)':>22}   amarrado + viés QKV = transformers")
-for name, (d, heads, layers) in sizes.items():
-    cfg = GPT_CONFIG_124M.replace(d_model=d, n_heads=heads, n_layers=layers)
-    with torch.device("meta"):
-        untied = count_parameters(GPTModel(cfg))
-        tied = count_parameters(GPTModel(cfg.replace(tie_weights=True)))
-        hf = count_parameters(GPT2LMHeadModel(GPT2Config(n_embd=d, n_head=heads, n_layer=layers)))
-    counts_untied[name], counts_tied[name] = untied, tied
-    mib_untied[name] = untied * 4 / 2**20                # 4 bytes por parâmetro; 1 MiB = 2**20 bytes
-    matches = hf == tied + layers * 3 * d
-    print(f"{name:<7} {fmt_int(untied):>13} {fmt_int(tied):>13} {mib_untied[name]:>18.1f} MiB   "
-          f"{'✓' if matches else '✗'}")
-    assert matches   # a contagem amarrada + 3d por camada = a do GPT2LMHeadModel
+def my_causal_weights(q, k):
+    n = q.shape[-2]
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    future = torch.ones(n, n, dtype=torch.bool).triu(1)        # j > i: o que a query i não vê
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+
+
+g_att = torch.Generator().manual_seed(2)
+q_t, k_t = torch.randn(2, 4, 8, generator=g_att), torch.randn(2, 4, 8, generator=g_att)
+print("cabeça 0, 4 posições:", rounded(my_causal_weights(q_t, k_t)[0], 3))
