@@ -121,7 +121,7 @@ _ERROS_EX1 = (
     ("`len` fica em 0 depois de guardar posições: o Llama recomeçaria as posições (e a RoPE) em 0 a cada "
      "passo, como se o token novo fosse o primeiro do texto. `len` é quantas posições já estão guardadas.",
      _SempreZero),
-    ("todas as camadas foram guardadas na mesma lista: cada camada tem as suas chaves e os seus valores "
+    ("todas as camadas foram guardadas na mesma lista: cada camada tem as suas keys e os seus values "
      "(índice `layer`).", _UmaListaSo),
 )
 
@@ -185,6 +185,21 @@ def _conferir_ex1(respostas, ns):
             raise Incorreto("`append` deve devolver o par `(k, v)` com todas as posições da camada.")
         raise Incorreto(f"no cenário de teste {i} de {len(_CENARIOS_EX1)} ({camadas} camadas, passos de "
                         f"{list(passos)} posições), o cache não devolveu as keys e os values esperados.")
+    import torch
+
+    from ..llama import KVCache
+
+    amostra = classe(2)
+    for camada in (0, 1):
+        amostra.append(camada, torch.zeros(1, 3, 2, 4), torch.zeros(1, 3, 2, 4))
+    if any(isinstance(v, KVCache) for v in vars(amostra).values()):
+        raise Incorreto("`MyKVCache` guarda dentro dele o `KVCache` do lncc_llm: o exercício pede que você escreva o "
+                        "cache, com listas e `torch.cat`.")
+    if not (isinstance(getattr(amostra, "keys", None), list) and isinstance(getattr(amostra, "values", None), list)
+            and len(amostra.keys) == 2 and getattr(amostra.keys[0], "shape", (0, 0, 0))[2] == 2):
+        raise Incorreto("o cache funciona, mas guarde as keys e os values em duas listas, `self.keys` e "
+                        "`self.values`, uma entrada por camada, cada uma um tensor (lote, 3, posições, 64): a seção "
+                        "B.8 lê as duas para contar os bytes do cache.")
     com, sem = _passos_do_modelo(classe, ns)
     for passo, (a, b) in enumerate(zip(com, sem)):
         comparar(a, b, rtol=1e-4, atol=1e-4,
@@ -213,6 +228,7 @@ class MyKVCache:
 
     append(layer, k, v): k e v são (lote, 3, n, 64), as n posições novas da camada `layer`; junta-as
     às guardadas e devolve (k, v) com todas as posições. len(cache): quantas posições estão guardadas.
+    Guarde-as em duas listas, self.keys e self.values, uma entrada por camada (a seção B.8 as lê).
     \"\"\"
 
     def __init__(self, n_layers):

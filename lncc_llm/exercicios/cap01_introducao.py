@@ -62,7 +62,7 @@ def _ppl_do_transformers(model, ids):
     import torch
 
     def calcular():
-        x = torch.as_tensor([list(ids)])
+        x = torch.as_tensor([list(ids)], device=model.device)
         with torch.no_grad():
             return math.exp(model(input_ids=x, labels=x).loss.item())
 
@@ -74,7 +74,7 @@ def _ppl_errada(model, ids, alinhamento=1, log=True, media=True, sinal=-1):
 
     def calcular():
         with torch.no_grad():
-            return model(input_ids=torch.as_tensor([list(ids)])).logits[0].double()
+            return model(input_ids=torch.as_tensor([list(ids)], device=model.device)).logits[0].double().cpu()
 
     x = torch.as_tensor([list(ids)])
     logits = memorizar(("logits cap01", id(model), tuple(ids)), calcular)
@@ -115,7 +115,7 @@ def _conferir_ex1(respostas, ns):
 ex1 = Exercicio(
     "cap01_introducao.ex1", "a perplexidade de uma frase no SmolLM2", ("perplexity",),
     dicas=(
-        "Uma passada: `logits = model(input_ids=torch.tensor([ids])).logits[0]`, (n + 1, V). A linha t dá a "
+        "Uma passada: `logits = model(input_ids=torch.tensor([ids], device=model.device)).logits[0]`, (n + 1, V). A linha t dá a "
         "distribuição do token t + 1 (a primeira linha prevê o primeiro token da frase).",
         "`torch.log_softmax(logits, dim=-1)` dá log p de cada token do vocabulário; pegue, na linha t, a coluna "
         "`ids[t + 1]` (as linhas 0 a n − 1 com os ids 1 a n; `gather` ou indexação).",
@@ -147,8 +147,8 @@ def perplexity(model, ids):
     \"\"\"A perplexidade do decodificador nos tokens 1 a n de `ids` (seção 1.2.1).
 
     ids: lista de n + 1 inteiros, o primeiro sendo <|endoftext|>; model: o decodificador (chame-o com
-    `model(input_ids=torch.tensor([ids])).logits`). Devolve exp(−média dos log p de cada token dado os
-    anteriores), um float.
+    `model(input_ids=torch.tensor([ids], device=model.device)).logits`). Devolve exp(−média dos log p de cada token dados os
+    anteriores), um float. Os tensores vão no dispositivo do modelo: torch.tensor(…, device=model.device).
     \"\"\"
     return ____
 """,

@@ -141,7 +141,8 @@ ex1 = Exercicio(
         "não está em `merges`, o pedaço acabou. O vocabulário: `vocab = {i: bytes([i]) for i in range(256)}` "
         "e, para cada `(a, b), novo` em `merges.items()` (estão em ordem), `vocab[novo] = vocab[a] + vocab[b]`.",
         "No `decode`, junte os bytes de **todos** os ids (`b\"\".join(...)`) e só então chame "
-        "`.decode(\"utf-8\")`: um caractere como `ã` pode ter os seus dois bytes em dois tokens.",
+        "`.decode(\"utf-8\")`: um caractere como `ã` pode ter os seus dois bytes em dois tokens (se o seu "
+        "`decode` levanta `UnicodeDecodeError`, é isso: ele decodificou id por id).",
     ),
     esperado=lambda ns: {"bpe_encode": _encode_ref, "bpe_decode": _decode_ref},
     entradas=_casos_ex1,

@@ -187,12 +187,25 @@ def _conferir_ex2(respostas, ns):
     for i, ((probs, indices), obtido) in enumerate(zip(casos, saidas), start=1):
         comparar(obtido, _perda_do_mixtral(probs, indices), rtol=1e-5, atol=1e-6,
                  nome=f"a saída de `switch_balance_loss` na chamada de teste {i} de {len(casos)}")
-    for i, obtido in enumerate(saidas, start=1):
+    import torch
+
+    for i, ((probs, indices), obtido) in enumerate(zip(casos, saidas), start=1):
         if not getattr(obtido, "requires_grad", False):
             raise Incorreto("os números batem, mas a perda não tem gradiente (`requires_grad` é False na chamada "
                             f"de teste {i}): ela saiu de `.item()`, do NumPy ou de um `torch.tensor(...)` novo. "
                             "Calcule P_e com operações do torch sobre `probs`, para que o `backward()` da seção "
                             "3.8.6 chegue ao roteador.")
+        # o gradiente certo: ∂L/∂p_te = E·f_e/T (só P_e depende de probs)
+        p = probs.detach().clone().requires_grad_()
+        with torch.enable_grad():
+            perda = ns["switch_balance_loss"](p, indices.clone())
+            gradiente = torch.autograd.grad(perda, p)[0] if perda.requires_grad else None
+        e, k, t = probs.shape[-1], indices.shape[-1], probs.shape[0]
+        f = torch.bincount(indices.reshape(-1), minlength=e).to(probs.dtype) / (t * k)
+        if gradiente is None or not torch.allclose(gradiente, (e * f / t).expand(t, e), atol=1e-9):
+            raise Incorreto("o valor da perda bate, mas o gradiente em relação a `probs` não é o da fórmula "
+                            f"(chamada de teste {i}): só P_e depende de probs, e ∂L/∂p_te = E·f_e/T. f_e tem de "
+                            "vir das contagens (sem gradiente), e a perda, de operações do torch sobre probs.")
 
 
 ex2 = Exercicio(

@@ -236,7 +236,7 @@ ex3 = Exercicio(
         "O logit de cada p é o produto interno da query com a key girada, dividido por √d: "
         "`(x * keys).sum(-1) / math.sqrt(len(x))`.",
         "Com `x = [1, 0, 1, 0]` e `base = 10000`, a sua curva tem de coincidir com ½(cos p + cos 0,01p); com um "
-        "vetor qualquer, a fórmula fechada da seção 3.6 (a média sobre vetores) já não vale, e o verificador "
+        "vetor qualquer, a fórmula fechada da leitura sobre o decaimento médio (a média sobre vetores) já não vale, e o verificador "
         "usa vetores quaisquer.",
     ),
     esperado=lambda ns: {"logit_curve": _curva_ref},
@@ -254,7 +254,7 @@ ex3 = Exercicio(
                   dica="Use a `rope_rotate` da seção 3.5 (pares intercalados), não o arranjo por metades."),
     ),
     atalhos=(
-        ErroComum("essa é a fórmula fechada da seção 3.6, a média sobre muitos vetores; ela só coincide com "
+        ErroComum("essa é a fórmula fechada do decaimento médio (a leitura antes deste exercício), a média sobre muitos vetores; ela só coincide com "
                   "a curva de um vetor como [1, 0, 1, 0]. Gire o próprio `x` e calcule os logits.",
                   lambda ns: {"logit_curve": lambda x, positions, base: _media_fechada(len(x), positions, base)
                               * float((x * x).sum()) / math.sqrt(len(x))}),

@@ -15,7 +15,7 @@ def bpe_decode(ids, merges):
     vocab = {i: bytes([i]) for i in range(256)}
     for (a, b), new_id in merges.items():        # em ordem: cada lado já existe quando é usado
         vocab[new_id] = vocab[a] + vocab[b]
-    return b"".join(vocab[i] for i in ids).decode("utf-8", errors="replace")
+    return b"".join(vocab[i] for i in ids).decode("utf-8")         # todos os bytes, e só então o UTF-8
 
 
 s_ex = "Atenção: o ç e o ã"

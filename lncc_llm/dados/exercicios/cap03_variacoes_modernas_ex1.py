@@ -1,5 +1,6 @@
 def rope_tables(positions, head_dim, base):
-    omega = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)   # ω_j
+    omega = 1.0 / base ** (torch.arange(0, head_dim, 2, dtype=torch.float32, device=positions.device)
+                          / head_dim)                               # ω_j
     angles = positions.float()[:, None] * omega[None, :]          # (n, d/2): p·ω_j
     angles = torch.cat([angles, angles], dim=-1)                   # o mesmo ângulo em j e em j + d/2
     return angles.cos(), angles.sin()
