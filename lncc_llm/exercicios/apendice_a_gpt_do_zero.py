@@ -13,7 +13,7 @@ from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da
 
 NOTEBOOK = "apendice_a_gpt_do_zero"
 _contexto = celulas_do_notebook(NOTEBOOK, (
-    "0ead0ebc", "62916eca", "0373939b", "21921a3f", "42076907", "45919a8b", "ad8a7091", "34129610",
+    "0ead0ebc", "62916eca", "77530039", "0373939b", "21921a3f", "42076907", "45919a8b", "ad8a7091", "34129610",
     "44458412", "45d948d7"))
 
 

@@ -216,8 +216,9 @@ params_single = ____            # int: parâmetros de `mha`, a CausalSelfAttenti
 
 
 # ---------------------------------------------------------------- exercício 3: para onde o modelo treinado olha
-_contexto_longo = celulas_do_notebook(NOTEBOOK, ("apA2-setup", "apA2-imports", "61732cf1", "f9535c46",
-                                                 "b4e4113b", "apA2-longo-codigo"))
+_contexto_longo = celulas_do_notebook(
+    NOTEBOOK, ("apA2-setup", "apA2-imports", "61732cf1", "f9535c46"),
+    extra="long_model, record = trained_char_gpt(char_tokenizer.vocab_size)")
 _TEXTOS_EX3 = ("KING RICHARD.\nNow is the winter of our discontent", "ROMEO.\nBut soft, what light breaks?",
                "HAMLET.\nTo be, or not to be, that is the question.")
 
@@ -247,14 +248,11 @@ def _pesos_da_camada(modelo, ids, camada=0, norma=True):
         return F.scaled_dot_product_attention(q, k, eye, is_causal=True)[0]
 
 
-def _acertos(modelo, ids, alvo=-1, camada=0, norma=True, limiar=None):
+def _acertos(modelo, ids, alvo=-1, camada=0, norma=True):
     import torch
 
     w = _pesos_da_camada(modelo, ids, camada=camada, norma=norma)
-    n = w.shape[-1]
-    linhas = torch.arange(1, n)
-    if limiar is not None:
-        return [int((w[h, linhas, linhas - 1] > limiar).sum()) for h in range(w.shape[0])]
+    linhas = torch.arange(1, w.shape[-1])
     return [int((w[h, 1:].argmax(-1) == linhas + alvo).sum()) for h in range(w.shape[0])]
 
 
@@ -280,11 +278,7 @@ ex3 = Exercicio(
                   lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, norma=False)}),
         ErroComum("esses são os pesos da última camada: o exercício pede a primeira (`model.blocks[0]`).",
                   lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, camada=-1)}),
-        ErroComum("a conta usou peso > 0,5 no anterior, não o maior peso da linha: uma linha pode dar 0,45 ao "
-                  "anterior e ainda assim ser o seu máximo.",
-                  lambda ns: {"previous_char_hits": lambda m, ids: _acertos(m, ids, limiar=0.5)}),
     ),
-    proibidas=("torch.nn.functional.scaled_dot_product_attention",),
     inicio="""
 def previous_char_hits(model, ids):
     # ids: (1, n); devolve, para cada cabeça da PRIMEIRA camada, em quantas posições i ≥ 1 o maior peso
