@@ -496,3 +496,16 @@ def test_cada_erro_do_kv_cache_tem_a_sua_mensagem(resolvidos):
             return super().append(layer, k, v) if layer == 0 else (k, v)
 
     assert apb.ex1.checar(dict(ns, MyKVCache=SemGuardar)).status is Status.INCORRETO
+
+
+def test_a_lição_que_chama_a_função_proibida_por_um_nome_do_notebook_também_é_atalho(resolvidos):
+    """Depois de "Run All", a classe da lição (que chama `causal_attention_weights`, importada no notebook)
+    não pode passar pelo exercício: a armadilha troca também o nome no namespace do notebook."""
+    from lncc_llm.exercicios import apendice_a_gpt_do_zero as apa
+
+    ns = resolvidos(apa.ex2)
+    globais = ns["CausalSelfAttention"]._weights.__globals__
+    exec("atalho = lambda q, k: CausalSelfAttention._weights(None, q, k)", globais)
+    resultado = apa.ex2.checar(dict(ns, my_causal_weights=globais["atalho"]))
+    assert resultado.status is Status.NAO_TENTADO, repr(resultado)
+    assert callable(globais["causal_attention_weights"]) and globais["causal_attention_weights"].__module__ == "lncc_llm.gpt"

@@ -43,8 +43,8 @@ def _ln_do_pytorch(x, gamma, beta, eps):
 def _ln_errada(x, gamma, beta, eps, amostral=False, eps_fora=False, afim=True, dim=-1):
     import torch
 
-    mu = x.mean(dim, keepdim=True)
-    var = x.var(dim, unbiased=amostral, keepdim=True)
+    mu = torch.mean(x, dim=dim, keepdim=True)
+    var = torch.var(x, dim=dim, unbiased=amostral, keepdim=True)
     z = (x - mu) / (torch.sqrt(var) + eps if eps_fora else torch.sqrt(var + eps))
     return gamma * z + beta if afim else z
 

@@ -279,9 +279,11 @@ class _AtalhoUsado(BaseException):
 
 
 @contextlib.contextmanager
-def _armadilhas(caminhos: tuple[str, ...]):
-    """Troca, durante a chamada do leitor, cada função proibida por uma que acusa o uso."""
-    trocas = []
+def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
+    """Troca, durante a chamada do leitor, cada função proibida por uma que acusa o uso: no módulo dela e,
+    em ``globais`` (o namespace do notebook, onde a lição a importou), em todo nome ligado a ela. Assim uma
+    classe ou função da lição que a chama por um nome do notebook também acusa o atalho."""
+    trocas, trocas_globais = [], []
     for caminho in caminhos:
         achado = _resolver(caminho)
         if achado is None:
@@ -291,6 +293,10 @@ def _armadilhas(caminhos: tuple[str, ...]):
         def acusa(*args, _caminho=caminho, **kwargs):
             raise _AtalhoUsado(_caminho)
 
+        for chave, valor in list((globais or {}).items()):
+            if valor is original:
+                globais[chave] = acusa
+                trocas_globais.append((chave, original))
         try:
             setattr(dono, nome, acusa)
         except (AttributeError, TypeError):
@@ -301,6 +307,8 @@ def _armadilhas(caminhos: tuple[str, ...]):
     finally:
         for dono, nome, original in reversed(trocas):
             setattr(dono, nome, original)
+        for chave, original in reversed(trocas_globais):
+            globais[chave] = original
 
 
 def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
@@ -435,7 +443,8 @@ class Exercicio:
                 for i, args in enumerate(casos, start=1):
                     try:
                         with (contextlib.nullcontext() if self.gradiente else _sem_gradiente()), \
-                                _armadilhas(self.proibidas if do_leitor else ()):
+                                _armadilhas(self.proibidas if do_leitor else (),
+                                            getattr(valor, "__globals__", None) if do_leitor else None):
                             if isinstance(args, dict):          # chamada por nome: valor(**args)
                                 saida = valor(**copy.deepcopy(args))
                             else:
