@@ -4,7 +4,8 @@ O arquivo tem quatro partes, na ordem do Apêndice A:
 
 1. ``GPTConfig``: os números que descrevem um GPT (seção A.1);
 2. as peças: ``LayerNorm`` (A.3), ``GELU`` (A.4), ``FeedForward`` (A.5),
-   ``CausalSelfAttention`` (A.7 e A.10) e ``TransformerBlock`` (A.7);
+   ``CausalSelfAttention`` (A.7 e A.10), ``SeparateHeadsAttention`` (A.10) e
+   ``TransformerBlock`` (A.7);
 3. ``GPTModel``, que empilha as peças (A.8), e ``count_parameters``;
 4. ``generate``, o laço autorregressivo (A.9 e A.12).
 
@@ -234,6 +235,41 @@ class CausalSelfAttention(nn.Module):
         heads = weights @ v                                      # (b, H, n, d_h)
         concat = heads.transpose(1, 2).reshape(b, n, d)          # [z⁽¹⁾, …, z⁽ᴴ⁾] por posição
         return self.proj(concat)
+
+
+class SeparateHeadsAttention(nn.Module):
+    """A mesma atenção causal da ``CausalSelfAttention``, com Q, K e V em três camadas
+    ``q``, ``k`` e ``v`` de d × d (sem viés) no lugar da ``qkv`` única; a projeção de saída
+    continua ``proj``.
+
+    Copiando para ``q``, ``k`` e ``v`` os três blocos de d linhas do peso da ``qkv``, as
+    saídas das duas coincidem: a camada única é só as três empilhadas, uma multiplicação
+    maior em vez de três menores. Ver Apêndice A, seção A.10.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, max_seq_len: int):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model = {d_model} não se divide em {n_heads} cabeças iguais.")
+        self.n_heads, self.head_dim = n_heads, d_model // n_heads
+        self.q = nn.Linear(d_model, d_model, bias=False)
+        self.k = nn.Linear(d_model, d_model, bias=False)
+        self.v = nn.Linear(d_model, d_model, bias=False)
+        self.proj = nn.Linear(d_model, d_model)
+        visible = torch.ones(max_seq_len, max_seq_len, dtype=torch.bool).tril()
+        self.register_buffer("visible", visible, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        if n > self.visible.shape[0]:
+            limit = self.visible.shape[0]
+            raise ValueError(f"A sequência tem {n} tokens, mais que o contexto de {limit}. "
+                             "Corte a entrada (por exemplo, x[:, -max_seq_len:]).")
+        q, k, v = (layer(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2)
+                   for layer in (self.q, self.k, self.v))          # cada um (b, H, n, d_h)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        weights = torch.softmax(scores.masked_fill(~self.visible[:n, :n], float("-inf")), dim=-1)
+        return self.proj((weights @ v).transpose(1, 2).reshape(b, n, d))
 
 
 class TransformerBlock(nn.Module):

@@ -173,7 +173,8 @@ def trained_char_gpt(vocab_size: int | None = None):
     O modelo tem a configuração da seção A.11 e os pesos de
     ``lncc_llm/dados/gpt_caracteres_longo.pt``, em modo ``eval()``; o registro (semente, passos,
     curva de validação, tempo, CPU) vem de ``gpt_caracteres_longo.json``, os dois gravados por
-    ``scripts/gpt_caracteres_longo.py``. Com ``vocab_size``, confere que o tokenizador de
+    ``scripts/gpt_caracteres_longo.py``, com o tamanho do arquivo de pesos em
+    ``"bytes_dos_pesos"``. Com ``vocab_size``, confere que o tokenizador de
     caracteres do leitor é o do treino.
     Ver Apêndice A, seção A.12.
     """
@@ -189,6 +190,7 @@ def trained_char_gpt(vocab_size: int | None = None):
     model = GPTModel(GPTConfig(**registro["config"]))
     pesos = torch.load(pasta / "gpt_caracteres_longo.pt", map_location="cpu", weights_only=True)
     model.load_state_dict(pesos)
+    registro["bytes_dos_pesos"] = (pasta / "gpt_caracteres_longo.pt").stat().st_size
     return model.eval(), registro
 
 

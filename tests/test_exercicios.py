@@ -250,8 +250,8 @@ def test_funcao_pronta_da_biblioteca_conta_como_nao_tentado(ex, resolvidos):
         from lncc_llm import llama
 
         assert ex.checar(dict(ns, **{nome: llama.KVCache})).status is Status.NAO_TENTADO
-        herdeira = type("Herdeira", (llama.KVCache,), {})
-        assert ex.checar(dict(ns, **{nome: herdeira})).status is Status.INCORRETO
+        herdeira = type("Herdeira", (llama.KVCache,), {})      # herdar a classe pronta também não passa
+        assert ex.checar(dict(ns, **{nome: herdeira})).status is Status.NAO_TENTADO
     if classes:
         return
     assert nomes, "um exercício com `entradas` pede uma função"
@@ -509,3 +509,74 @@ def test_a_lição_que_chama_a_função_proibida_por_um_nome_do_notebook_também
     resultado = apa.ex2.checar(dict(ns, my_causal_weights=globais["atalho"]))
     assert resultado.status is Status.NAO_TENTADO, repr(resultado)
     assert callable(globais["causal_attention_weights"]) and globais["causal_attention_weights"].__module__ == "lncc_llm.gpt"
+
+
+def test_a_atencao_do_leitor_nao_pode_ser_a_pronta(resolvidos):
+    """O núcleo do Apêndice A, parte 2, pede uma classe: a que chama a atenção do PyTorch no `forward`, a que
+    embrulha a `CausalSelfAttention` do lncc_llm e a que herda a `SeparateHeadsAttention` pronta não passam;
+    a que escreve a conta passa, e cada erro previsto tem a sua mensagem."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    import lncc_llm.gpt as gpt_lib
+    from lncc_llm.exercicios import apendice_a_treino as apt
+
+    ns = resolvidos(apt.ex1)
+    assert apt.ex1.checar(ns).status is Status.CORRETO
+    globais = dict(ns, F=F, nn=nn, CausalSelfAttention=gpt_lib.CausalSelfAttention)
+    exec(
+        "class ComSdpa(nn.Module):\n"
+        "    def __init__(self, d, h, n):\n"
+        "        super().__init__()\n"
+        "        self.h = h\n"
+        "        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))\n"
+        "        self.proj = nn.Linear(d, d)\n"
+        "    def forward(self, x):\n"
+        "        b, n, d = x.shape\n"
+        "        q, k, v = (m(x).view(b, n, self.h, d // self.h).transpose(1, 2) for m in (self.q, self.k, self.v))\n"
+        "        z = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "        return self.proj(z.transpose(1, 2).reshape(b, n, d))\n"
+        "class Embrulho(nn.Module):\n"
+        "    def __init__(self, d, h, n):\n"
+        "        super().__init__()\n"
+        "        self.inner = CausalSelfAttention(d, h, n)\n"
+        "        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))\n"
+        "        self.proj = self.inner.proj\n"
+        "    def forward(self, x):\n"
+        "        return self.inner(x)\n", globais)
+    herdeira = type("Herdeira", (gpt_lib.SeparateHeadsAttention,), {})
+    for classe in (globais["ComSdpa"], globais["Embrulho"], herdeira, gpt_lib.SeparateHeadsAttention):
+        resultado = apt.ex1.checar(dict(ns, MySeparateHeadsAttention=classe))
+        assert resultado.status is Status.NAO_TENTADO, (classe.__name__, resultado)
+    for erro in apt.ex1.erros_comuns:
+        resultado = apt.ex1.checar(dict(ns, **erro.resposta(ns)))
+        assert resultado.status is Status.INCORRETO and resultado.mensagem == erro.mensagem
+
+
+def test_o_moe_que_calcula_todos_os_especialistas_nao_passa(resolvidos):
+    """Calcular todos os especialistas em todos os tokens e depois escolher dá a mesma saída do top-1; os
+    especialistas das chamadas de teste contam as linhas e recusam a conta densa. O roteador sem o .T
+    (nenhum caso tem d = E) dá um erro que aponta a transposta."""
+    import torch
+
+    from lncc_llm.exercicios import cap03_moe_bloco as moe_ex
+
+    ns = resolvidos(moe_ex.ex1)
+    assert moe_ex.ex1.checar(ns).status is Status.CORRETO
+
+    def todos_e_escolhe(x, router_weight, experts):
+        probs = torch.softmax(x @ router_weight.T, dim=-1)
+        gate, chosen = probs.max(dim=-1)
+        every = torch.stack([expert(x) for expert in experts])          # (E, T, d): todos calculam
+        return gate[:, None] * every[chosen, torch.arange(x.shape[0])]
+
+    def sem_transposta(x, router_weight, experts):
+        probs = torch.softmax(x @ router_weight, dim=-1)
+        gate, chosen = probs.max(dim=-1)
+        return torch.stack([gate[t] * experts[int(chosen[t])](x[t]) for t in range(x.shape[0])])
+
+    for densa in (todos_e_escolhe, moe_ex._densa):
+        resultado = moe_ex.ex1.checar(dict(ns, switch_moe=densa))
+        assert resultado.status is Status.INCORRETO and "só pelo especialista" in resultado.mensagem, resultado
+    resultado = moe_ex.ex1.checar(dict(ns, switch_moe=sem_transposta))
+    assert resultado.status is Status.ERRO and "transpostas" in resultado.mensagem, resultado

@@ -11,6 +11,7 @@ from lncc_llm.gpt import (
     GPTConfig,
     GPTModel,
     LayerNorm,
+    SeparateHeadsAttention,
     TransformerBlock,
     count_parameters,
     generate,
@@ -107,6 +108,31 @@ def test_attention_matches_torch_multihead_attention():
         out_ref, w_ref = ref(x, x, x, attn_mask=future, need_weights=True, average_attn_weights=False)
         assert torch.allclose(ours(x), out_ref, atol=1e-5)
         assert torch.allclose(ours.attention_weights(x), w_ref, atol=1e-6)
+
+
+def test_separate_heads_attention_matches_torch_multihead_attention():
+    """Q, K e V em três camadas: com os pesos copiados para o nn.MultiheadAttention (sem viés em Q, K e V),
+    a saída coincide; a projeção de saída tem viés; a contagem é 4d² + d; o futuro não mexe no passado."""
+    torch.manual_seed(2)
+    ours = SeparateHeadsAttention(24, 3, max_seq_len=16).eval()
+    ref = torch.nn.MultiheadAttention(24, 3, bias=True, batch_first=True).eval()
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([ours.q.weight, ours.k.weight, ours.v.weight]))
+        ref.in_proj_bias.zero_()
+        ref.out_proj.weight.copy_(ours.proj.weight)
+        ref.out_proj.bias.copy_(ours.proj.bias)
+        x = torch.randn(2, 9, 24)
+        future = torch.triu(torch.ones(9, 9, dtype=torch.bool), diagonal=1)
+        assert torch.allclose(ours(x), ref(x, x, x, attn_mask=future, need_weights=False)[0], atol=1e-5)
+        changed = x.clone()
+        changed[:, 5:] = torch.randn(2, 4, 24)
+        assert torch.allclose(ours(changed)[:, :5], ours(x)[:, :5], atol=1e-6)
+    assert ours.q.bias is None and ours.proj.bias is not None
+    assert count_parameters(ours) == 4 * 24 * 24 + 24
+    with pytest.raises(ValueError, match="contexto de 16"):
+        ours(torch.randn(1, 17, 24))
+    with pytest.raises(ValueError, match="não se divide"):
+        SeparateHeadsAttention(10, 3, max_seq_len=4)
 
 
 def test_attention_rejects_sequences_longer_than_context():

@@ -1,6 +1,7 @@
-"""Exercícios conferíveis do Apêndice A, segunda parte: a atenção com Q, K e V em três camadas (1) e
-para onde olha o modelo treinado por mais tempo (3), uma função que o verificador chama em textos que o
-notebook não mostra.
+"""Exercícios conferíveis do Apêndice A, segunda parte. O 1 é núcleo: o leitor escreve a atenção multi-cabeça
+causal inteira (seção A.10), com Q, K e V em três camadas, e o verificador a compara, com pesos e entradas
+que o notebook não mostra, com a atenção escrita direto da fórmula em numpy. O 3 conta para onde olha o
+modelo treinado por mais tempo, uma função que o verificador chama em textos que o notebook não mostra.
 
 O exercício 2 usa o modelo treinado na seção A.11 (caro demais para uma conferência; é de observação) e
 o 4 é de reflexão: ficam sem verificador.
@@ -11,7 +12,7 @@ import math
 
 import numpy as np
 
-from .comparar import Incorreto, como_array, comparar
+from .comparar import Incorreto, como_array
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
@@ -95,15 +96,16 @@ def _uma_linha(erro):
 def _conferir_ex6(valores, ns):
     import torch
 
-    classe = valores["SeparateHeadsAttention"]
+    classe = valores["MySeparateHeadsAttention"]
     if not isinstance(classe, type):
-        raise Incorreto("`SeparateHeadsAttention` deveria ser uma classe: `class SeparateHeadsAttention(nn.Module): ...`.")
+        raise Incorreto("`MySeparateHeadsAttention` deveria ser uma classe: "
+                        "`class MySeparateHeadsAttention(nn.Module): ...`.")
     p = _pesos_ex6()
     try:
         with torch.random.fork_rng(devices=[]):          # os sorteios da sua classe não mexem na semente
             modulo = classe(_D, _H, _MAX)
     except Exception as erro:
-        raise Incorreto(f"`SeparateHeadsAttention({_D}, {_H}, {_MAX})` levantou {_uma_linha(erro)}; o construtor "
+        raise Incorreto(f"`MySeparateHeadsAttention({_D}, {_H}, {_MAX})` levantou {_uma_linha(erro)}; o construtor "
                         "recebe `(d_model, n_heads, max_seq_len)`.") from None
     camadas = {}
     for nome in ("q", "k", "v", "proj"):
@@ -147,20 +149,18 @@ def _conferir_ex6(valores, ns):
                 raise Incorreto(mensagem)
         raise Incorreto("com os mesmos pesos, a saída não coincide com a da `CausalSelfAttention`: confira a "
                         "separação das cabeças, a escala, a máscara e a `proj`.")
-    comparar(valores["params_separate"], 4 * _D * _D + _D, nome="`params_separate`")   # 3 d² + (d² + d)
-    comparar(valores["params_single"], 3 * _D * _D + _D * _D + _D, nome="`params_single`")
 
 
 _CLASSES_ERRADAS: dict = {}
 
 
 def _classe_errada(erro):
-    """Uma ``SeparateHeadsAttention`` com um erro (``mascara``, ``escala`` ou ``vies``), criada uma vez só."""
+    """Uma ``MySeparateHeadsAttention`` com um erro (``mascara``, ``escala`` ou ``vies``), criada uma vez só."""
     if erro not in _CLASSES_ERRADAS:
         import torch
         from torch import nn
 
-        class SeparateHeadsAttention(nn.Module):
+        class MySeparateHeadsAttention(nn.Module):
             def __init__(self, d_model, n_heads, max_seq_len):
                 super().__init__()
                 self.n_heads, self.head_dim = n_heads, d_model // n_heads
@@ -181,36 +181,52 @@ def _classe_errada(erro):
                     escores = escores.masked_fill(~self.visible[:n, :n], float("-inf"))
                 return self.proj((escores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))
 
-        _CLASSES_ERRADAS[erro] = SeparateHeadsAttention
+        _CLASSES_ERRADAS[erro] = MySeparateHeadsAttention
     return _CLASSES_ERRADAS[erro]
 
 
 ex1 = Exercicio(
-    "apendice_a_treino.ex1", "a atenção com Q, K e V em três camadas", ("SeparateHeadsAttention", "params_separate", "params_single"),
+    "apendice_a_treino.ex1", "a atenção multi-cabeça causal", ("MySeparateHeadsAttention",),
     dicas=(
-        "A `qkv` é uma `nn.Linear(d, 3d)` sem viés; no lugar dela entram três `nn.Linear(d, d, bias=False)`, "
-        "e a `proj` continua `nn.Linear(d, d)`. O `forward` é o da `CausalSelfAttention`, com Q, K e V vindos "
-        "das três camadas.",
-        "Em cada uma, `m(x).view(b, n, H, d_h).transpose(1, 2)` separa as cabeças; os escores são "
-        "`q @ k.transpose(-2, -1) / √d_h`, com −∞ acima da diagonal (`masked_fill`) antes de `softmax(dim=-1)`; "
-        "na volta, `transpose(1, 2).reshape(b, n, d)` e a `proj`.",
-        "Para copiar os pesos, `mha.qkv.weight.split(6)` dá os três blocos de 6 linhas, na ordem Q, K, V, e "
-        "`proj.load_state_dict(mha.proj.state_dict())` copia a saída. Conte com `count_parameters`.",
+        "No `__init__`: três `nn.Linear(d, d, bias=False)` chamadas `q`, `k` e `v`, a `proj` como "
+        "`nn.Linear(d, d)` (com viés) e a máscara: `torch.ones(max_seq_len, max_seq_len, dtype=torch.bool).tril()`, "
+        "guardada com `register_buffer`. Guarde também H e d_h = d/H.",
+        "No `forward`, para cada camada, `m(x).view(b, n, H, d_h).transpose(1, 2)` separa as cabeças: (b, H, n, d_h). "
+        "Os escores são `q @ k.transpose(-2, -1) / math.sqrt(d_h)`, uma matriz (n, n) por cabeça.",
+        "−∞ onde a máscara é False (`scores.masked_fill(~mascara[:n, :n], float('-inf'))`), `softmax(dim=-1)`, "
+        "multiplique por v e, na volta, `transpose(1, 2).reshape(b, n, d)` antes da `proj`.",
     ),
     conferir=_conferir_ex6,
+    entradas=lambda ns: [],
     erros_comuns=(
-        ErroComum(_MSG_MASCARA, lambda ns: {"SeparateHeadsAttention": _classe_errada("mascara")}),
-        ErroComum(_MSG_ESCALA, lambda ns: {"SeparateHeadsAttention": _classe_errada("escala")}),
-        ErroComum(_MSG_VIES, lambda ns: {"SeparateHeadsAttention": _classe_errada("vies")}),
+        ErroComum(_MSG_MASCARA, lambda ns: {"MySeparateHeadsAttention": _classe_errada("mascara")}),
+        ErroComum(_MSG_ESCALA, lambda ns: {"MySeparateHeadsAttention": _classe_errada("escala")}),
+        ErroComum(_MSG_VIES, lambda ns: {"MySeparateHeadsAttention": _classe_errada("vies")}),
     ),
+    proibidas=("torch.nn.functional.scaled_dot_product_attention", "torch.nn.MultiheadAttention",
+               "torch.nn.functional.multi_head_attention_forward", "lncc_llm.gpt.CausalSelfAttention",
+               "lncc_llm.gpt.SeparateHeadsAttention", "lncc_llm.gpt.causal_attention_weights",
+               "lncc_llm.attention.scaled_dot_product_attention", "lncc_llm.attention.causal_mask",
+               "lncc_llm.attention.multi_head_attention"),
+    tipo="nucleo",
     inicio="""
-# escreva aqui a sua classe SeparateHeadsAttention(nn.Module), com:
-#   __init__(self, d_model, n_heads, max_seq_len): camadas q, k, v (d × d, sem viés), proj (d × d) e a máscara
-#   forward(self, x): (lote, n, d) -> (lote, n, d), atenção causal com n_heads cabeças
-SeparateHeadsAttention = ____   # apague esta linha depois de escrever a classe
-params_separate = ____          # int: parâmetros da sua versão com d = 6 e 2 cabeças
-params_single = ____            # int: parâmetros de `mha`, a CausalSelfAttention da seção A.10
+class MySeparateHeadsAttention(nn.Module):
+    \"\"\"Atenção multi-cabeça causal (seção A.10) com Q, K e V em três camadas q, k e v de d × d, sem viés,
+    e a projeção de saída proj (d × d, com viés).
+
+    forward(x): x é (lote, n, d); devolve (lote, n, d). Cada cabeça faz softmax(Q Kᵀ/√d_h + M) V, com
+    M = −∞ onde a key vem depois da query; as H cabeças se juntam de volta e passam pela proj.
+    \"\"\"
+
+    def __init__(self, d_model, n_heads, max_seq_len):
+        super().__init__()
+        ____
+
+    def forward(self, x):
+        ____
+        return ____
 """,
+    seguir="SeparateHeadsAttention = MySeparateHeadsAttention",
     contexto=_contexto,
 )
 

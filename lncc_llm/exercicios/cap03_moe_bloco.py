@@ -18,21 +18,51 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
 
 
 # ---------------------------------------------------------------- exercício 1 (núcleo): a camada top-1
-_FORMAS_EX1 = ((5, 4, 4, 8), (7, 6, 3, 12), (1, 8, 8, 16), (12, 5, 6, 10))   # (T, d, E, d_ff)
+# (T, d, E, d_ff); d ≠ E em todas, para que `x @ router_weight` (sem o .T) não passe por acaso
+_FORMAS_EX1 = ((5, 4, 3, 8), (7, 6, 3, 12), (1, 8, 5, 16), (12, 5, 6, 10))
+
+_MSG_DENSA = ("os especialistas calcularam mais linhas que os {t} tokens da entrada: no MoE top-1 cada token passa "
+              "só pelo especialista que o escolheu (filtre os tokens de cada especialista com a máscara "
+              "`chosen == e`), e os outros nem rodam. Calcular todos e depois escolher dá a mesma saída, mas "
+              "custa E vezes mais, e é esse custo que o MoE economiza.")
+
+
+class _EspecialistaContado:
+    """Uma FFN do pacote que conta quantas linhas (tokens) os especialistas de uma chamada calculam, num
+    contador comum a todos eles (o ``copy.deepcopy`` de cada chamada de teste copia o contador uma vez)."""
+
+    @staticmethod
+    def criar(d, f, g, contador, limite):
+        import torch
+
+        from ..moe import FeedForward
+
+        class Especialista(FeedForward):
+            def forward(self, x):
+                self.contador[0] += x.shape[0] if x.dim() > 1 else 1
+                if self.contador[0] > self.limite:
+                    from .comparar import Incorreto
+
+                    raise Incorreto(_MSG_DENSA.format(t=self.limite))
+                return super().forward(x)
+
+        especialista = Especialista(d, f, generator=g).to(torch.float64)
+        especialista.contador, especialista.limite = contador, limite
+        return especialista
 
 
 def _casos_ex1(ns):
-    """Roteadores, especialistas e tokens sorteados (float64), de formas que a lição não usa."""
+    """Roteadores, especialistas e tokens sorteados (float64), de formas que a lição não usa. Os
+    especialistas contam as linhas que calculam: mais que T numa chamada é a conta densa."""
     import torch
-
-    from ..moe import FeedForward
 
     casos = []
     for n, (t, d, e, f) in enumerate(_FORMAS_EX1):
         g = torch.Generator().manual_seed(310 + n)
         x = torch.randn(t, d, generator=g, dtype=torch.float64)
         roteador = torch.randn(e, d, generator=g, dtype=torch.float64) * 1.5
-        especialistas = [FeedForward(d, f, generator=g).double() for _ in range(e)]
+        contador = [0]
+        especialistas = [_EspecialistaContado.criar(d, f, g, contador, t) for _ in range(e)]
         casos.append((x, roteador, especialistas))
     return casos
 
@@ -60,6 +90,7 @@ def _sem_porta(x, roteador, especialistas):
 
 
 def _densa(x, roteador, especialistas):
+    """A mistura densa (todos os especialistas, pesados por p): o contador dos especialistas a recusa."""
     import torch
 
     p = torch.softmax(x @ roteador.T, dim=-1)
@@ -102,9 +133,6 @@ ex1 = Exercicio(
                   lambda ns: {"switch_moe": _sem_porta},
                   dica="Guarde a probabilidade do escolhido (o valor de `probs.max(dim=-1)`) e multiplique a saída "
                        "do especialista por ela."),
-        ErroComum("a saída soma todos os especialistas pesados por p_e: é uma mistura densa (todo token paga "
-                  "por todos os E especialistas). No MoE top-1 só o especialista de maior p calcula.",
-                  lambda ns: {"switch_moe": _densa}),
         ErroComum("o softmax foi feito sobre os tokens (dim=0): cada token precisa de uma distribuição sobre os "
                   "especialistas, a última dimensão de x W_gᵀ.",
                   lambda ns: {"switch_moe": _softmax_nos_tokens}),

@@ -331,6 +331,28 @@ def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
     return None
 
 
+def _classe_usa_pronta(classe, caminhos: tuple[str, ...]) -> str | None:
+    """Uma classe do leitor que herda uma classe pronta do ``lncc_llm``, ou cujos métodos nomeiam uma função
+    proibida: o nome do que ela usa. (Herdar de ``torch.nn.Module`` é o esperado.)"""
+    import inspect
+
+    if not inspect.isclass(classe):
+        return None
+    for base in classe.__mro__[1:]:
+        modulo = getattr(base, "__module__", "") or ""
+        if modulo.startswith("lncc_llm") and not modulo.startswith("lncc_llm.exercicios"):
+            return f"{modulo}.{base.__qualname__}"
+    for base in classe.__mro__:
+        if _de_biblioteca(base) is not None or base is object:
+            continue
+        for membro in vars(base).values():
+            funcao = getattr(membro, "__func__", membro)
+            achado = _usa_proibida(funcao, caminhos) if inspect.isfunction(funcao) else None
+            if achado is not None:
+                return achado
+    return None
+
+
 def _sem_gradiente():
     torch = sys.modules.get("torch")
     return torch.no_grad() if torch is not None else contextlib.nullcontext()
@@ -427,7 +449,8 @@ class Exercicio:
                                           functools.partial)):
                         raise ErroDoLeitor(f"`{nome}` é uma função, e a resposta é um valor: chame-a (com os "
                                            "parênteses e os argumentos) e guarde o resultado.")
-                pronta = _de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
+                pronta = (_de_biblioteca(valor) or _usa_proibida(valor, self.proibidas)
+                          or _classe_usa_pronta(valor, self.proibidas))
                 if pronta is not None and self.entradas is not None:
                     raise NaoTentado(f"`{nome}` usa a função pronta `{pronta}`: o exercício pede que você "
                                      "escreva a conta, com as operações da lição.")
@@ -451,6 +474,8 @@ class Exercicio:
                                 saida = valor(*copy.deepcopy(args))
                     except NotImplementedError:
                         raise NaoTentado(f"a função `{nome}` ainda não foi escrita.") from None
+                    except Incorreto:            # uma entrada de teste que vigia o jeito da conta (um MoE denso)
+                        raise
                     except _AtalhoUsado as atalho:
                         raise NaoTentado(f"`{nome}` chama a função pronta `{atalho.args[0]}`: o exercício pede "
                                          "que você escreva a conta, com as operações da lição.") from None
@@ -461,7 +486,13 @@ class Exercicio:
                         raise ErroDoLeitor(
                             f"`{nome}` levantou {type(erro).__name__}"
                             + (f": {texto}" if texto else "")
-                            + f" (na chamada de teste {i} de {len(casos)}).") from None
+                            + f" (na chamada de teste {i} de {len(casos)})."
+                            + (" As formas não casam numa multiplicação de matrizes: confira as transpostas "
+                               "pedidas no enunciado (como em `x @ W.T`)." if "shapes cannot be multiplied" in texto
+                               else "")
+                            + (" Um caractere de vários bytes (como `ã`, 2 bytes, ou um emoji, 4) pode estar "
+                               "dividido entre dois ids: junte os bytes de todos os ids antes de decodificar."
+                               if isinstance(erro, UnicodeDecodeError) else "")) from None
                     if _vazio(saida):
                         raise NaoTentado(f"a função `{nome}` ainda devolve `____`.")
                     resultados.append(saida)
@@ -519,12 +550,21 @@ class Exercicio:
             valores[nome] = ns[nome]
         try:
             respostas = self._respostas(valores, ns)
+        except Incorreto as incorreto:
+            return Resultado(Status.INCORRETO, str(incorreto))
         except NaoTentado as aviso:
             return Resultado(Status.NAO_TENTADO, str(aviso))
         except ErroDoLeitor as erro:
             return Resultado(Status.ERRO, str(erro))
         try:
-            self._conferir(respostas, ns)
+            if self._conferir_sob_medida is not None and any(isinstance(v, type) for v in respostas.values()):
+                with _armadilhas(self.proibidas, ns):     # a conferência sob medida instancia a classe do leitor
+                    self._conferir(respostas, ns)
+            else:
+                self._conferir(respostas, ns)
+        except _AtalhoUsado as atalho:
+            return Resultado(Status.NAO_TENTADO, f"a sua resposta chama a função pronta `{atalho.args[0]}`: o "
+                                                 "exercício pede que você escreva a conta, com as operações da lição.")
         except Incorreto as incorreto:
             for erro in self.erros_comuns + self.atalhos:
                 if self._bate_com(respostas, erro, ns):

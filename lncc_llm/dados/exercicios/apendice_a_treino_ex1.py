@@ -1,4 +1,4 @@
-class SeparateHeadsAttention(nn.Module):
+class MySeparateHeadsAttention(nn.Module):
     def __init__(self, d_model, n_heads, max_seq_len):
         super().__init__()
         self.n_heads, self.head_dim = n_heads, d_model // n_heads
@@ -10,16 +10,9 @@ class SeparateHeadsAttention(nn.Module):
 
     def forward(self, x):
         b, n, d = x.shape
-        q, k, v = (m(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2) for m in (self.q, self.k, self.v))
-        scores = (q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)).masked_fill(~self.visible[:n, :n], float("-inf"))
-        return self.proj((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))
-
-
-mine = SeparateHeadsAttention(6, 2, max_seq_len=5)
-with torch.no_grad():
-    for layer, rows in zip((mine.q, mine.k, mine.v), mha.qkv.weight.split(6)):
-        layer.weight.copy_(rows)                       # linhas 0–5: Q; 6–11: K; 12–17: V
-    mine.proj.load_state_dict(mha.proj.state_dict())
-    check("três camadas separadas = a qkv única", mine(X), mha(X), atol=1e-6)
-params_separate, params_single = count_parameters(mine), count_parameters(mha)
-print("parâmetros:", params_separate, "(separadas) e", params_single, "(qkv única)")
+        q, k, v = (m(x).view(b, n, self.n_heads, self.head_dim).transpose(1, 2)   # (b, H, n, d_h)
+                   for m in (self.q, self.k, self.v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        scores = scores.masked_fill(~self.visible[:n, :n], float("-inf"))          # o futuro: −∞
+        heads = scores.softmax(dim=-1) @ v                                          # (b, H, n, d_h)
+        return self.proj(heads.transpose(1, 2).reshape(b, n, d))                   # junta as cabeças
