@@ -8,11 +8,14 @@ Uso, da raiz do repositório:
     python scripts/duracoes.py relatorio.xml --gravar   # e atualiza tests/duracoes.json
 
 O ``conftest.py`` usa ``tests/duracoes.json`` para mandar os arquivos mais longos primeiro aos
-workers do pytest-xdist. O tempo de um arquivo é a soma dos tempos dos seus testes (preparação,
+workers do pytest-xdist, e a coluna "Tempo na CI" da tabela de capítulos de ``book/intro.md``
+vem dele (``--gravar`` reescreve os dois; ``tests/test_project.py`` confere que concordam).
+O tempo de um arquivo é a soma dos tempos dos seus testes (preparação,
 execução e finalização; para um notebook, o kernel e todas as células).
 """
 import argparse
 import json
+import re
 import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -20,6 +23,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DURATIONS = ROOT / "tests" / "duracoes.json"
+INTRO = ROOT / "book" / "intro.md"
+_ROW = re.compile(r"^(\| \[[^\]]+\]\((?P<nb>[a-z0-9_]+\.ipynb)\) \|.*\| )(?P<tempo>[^|]*?)( \|)$")
+
+
+def readable(seconds: float) -> str:
+    """O tempo como o leitor o lê: ``≈ 15 s`` (de 5 em 5 s) ou ``≈ 2 min 30 s`` (de 10 em 10 s)."""
+    if seconds < 57.5:
+        return f"≈ {max(5, 5 * round(seconds / 5))} s"
+    total = 10 * round(seconds / 10)
+    minutes, rest = divmod(total, 60)
+    return f"≈ {minutes} min" + (f" {rest} s" if rest else "")
+
+
+def intro_with_times(text: str, durations: dict[str, int]) -> str:
+    """``book/intro.md`` com a última coluna de cada linha de capítulo tirada de ``durations``."""
+    lines = []
+    for line in text.split("\n"):
+        m = _ROW.match(line)
+        if m and f"book/{m.group('nb')}" in durations:
+            line = m.group(1) + readable(durations[f"book/{m.group('nb')}"]) + m.group(4)
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def known_files():
@@ -72,7 +97,9 @@ def main(argv=None):
         rounded = sorted(((k, round(v)) for k, v in totals.items()), key=lambda kv: (-kv[1], kv[0]))
         text = json.dumps(dict(rounded), indent=1, ensure_ascii=False) + "\n"
         DURATIONS.write_text(text, encoding="utf-8")
-        print(f"gravado: {DURATIONS.relative_to(ROOT)}")
+        intro = intro_with_times(INTRO.read_text(encoding="utf-8"), dict(rounded))
+        INTRO.write_text(intro, encoding="utf-8")
+        print(f"gravados: {DURATIONS.relative_to(ROOT)} e os tempos de {INTRO.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

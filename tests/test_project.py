@@ -126,6 +126,22 @@ def test_durations_file_names_files_that_exist():
     assert all(isinstance(s, int) and s >= 0 for s in durations.values())
 
 
+def test_intro_times_come_from_the_ci_durations():
+    """A coluna "Tempo na CI" de book/intro.md é a de tests/duracoes.json (scripts/duracoes.py --gravar)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("duracoes", ROOT / "scripts" / "duracoes.py")
+    duracoes = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(duracoes)
+    durations = json.loads((ROOT / "tests" / "duracoes.json").read_text(encoding="utf-8"))
+    intro = (ROOT / "book" / "intro.md").read_text(encoding="utf-8")
+    rows = [m for m in map(duracoes._ROW.match, intro.split("\n")) if m]
+    assert len(rows) == len(list((ROOT / "book").glob("*.ipynb"))), "uma linha da tabela por notebook"
+    assert intro == duracoes.intro_with_times(intro, durations), "rode scripts/duracoes.py RELATORIO --gravar"
+    assert duracoes.readable(12) == "≈ 10 s" and duracoes.readable(58) == "≈ 1 min"
+    assert duracoes.readable(276) == "≈ 4 min 40 s" and duracoes.readable(125) == "≈ 2 min 10 s"
+
+
 def test_ci_runs_the_readme_commands_after_pinned_torch():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "torch==2.13.0" in ci and "inicio-rapido" in ci
