@@ -139,7 +139,7 @@ def test_intro_times_come_from_the_ci_durations():
     assert len(rows) == len(list((ROOT / "book").glob("*.ipynb"))), "uma linha da tabela por notebook"
     assert intro == duracoes.intro_with_times(intro, durations), "rode scripts/duracoes.py RELATORIO --gravar"
     assert duracoes.readable(12) == "≈ 10 s" and duracoes.readable(58) == "≈ 1 min"
-    assert duracoes.readable(276) == "≈ 4 min 40 s" and duracoes.readable(125) == "≈ 2 min 10 s"
+    assert duracoes.readable(276) == "≈ 4 min 40 s" and duracoes.readable(127) == "≈ 2 min 10 s"
 
 
 def test_ci_runs_the_readme_commands_after_pinned_torch():
