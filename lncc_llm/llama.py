@@ -142,6 +142,17 @@ class KVCache:
         return sum(t.numel() * t.element_size() for t in self.keys + self.values if t is not None)
 
 
+def future_mask(n_new: int, n_past: int, device=None) -> torch.Tensor:
+    """A máscara causal de ``n_new`` *queries* novas com ``n_past`` posições já guardadas no cache.
+
+    Tensor booleano ``(n_new, n_past + n_new)``, ``True`` onde a *query* nova ``i`` (na posição
+    absoluta ``n_past + i``) **não** pode olhar a *key* ``j``, isto é, ``j > n_past + i``. Sem
+    passado é o triângulo de sempre; com um token novo, não esconde nada.
+    Ver Apêndice B, seções B.4 e B.8.
+    """
+    return torch.ones(n_new, n_past + n_new, dtype=torch.bool, device=device).triu(n_past + 1)
+
+
 class Attention(nn.Module):
     """Atenção causal multi-cabeça com RoPE e GQA, sem vieses, com *KV cache* opcional.
 
@@ -171,8 +182,7 @@ class Attention(nn.Module):
         group = self.n_heads // self.n_kv_heads
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
-        past = k.shape[2] - n
-        future = torch.ones(n, k.shape[2], dtype=torch.bool, device=x.device).triu(past + 1)
+        future = future_mask(n, k.shape[2] - n, device=x.device)    # P = k.shape[2] − n guardadas
         weights = torch.softmax(scores.masked_fill(future, float("-inf")).float(), dim=-1)
         z = weights.to(q.dtype) @ v
         return self.o_proj(z.transpose(1, 2).reshape(b, n, self.n_heads * self.head_dim))

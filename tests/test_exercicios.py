@@ -349,7 +349,7 @@ CASOS_DA_REVISAO = [
                  "scaled_vars": [v.var().item() / d for v, d in zip(_dots_sem_produto(ns), (2, 32, 512))]},
      Status.INCORRETO),
     ("apendice_b_llama_do_zero.ex2", "a máscara de floats",
-     lambda ns: {"future_mask": lambda n_new, n_past: __import__("torch").ones(n_new, n_past + n_new).triu(n_past + 1)},
+     lambda ns: {"my_future_mask": lambda n_new, n_past: __import__("torch").ones(n_new, n_past + n_new).triu(n_past + 1)},
      Status.INCORRETO),
     ("cap05_instrucoes_raciocinio.ex1", "o validador ancorado só no fim",
      lambda ns: {"sentence_label": _validador_so_no_fim}, Status.INCORRETO),
@@ -514,7 +514,11 @@ def test_a_lição_que_chama_a_função_proibida_por_um_nome_do_notebook_também
 def test_a_atencao_do_leitor_nao_pode_ser_a_pronta(resolvidos):
     """O núcleo do Apêndice A, parte 2, pede uma classe: a que chama a atenção do PyTorch no `forward`, a que
     embrulha a `CausalSelfAttention` do lncc_llm e a que herda a `SeparateHeadsAttention` pronta não passam;
-    a que escreve a conta passa, e cada erro previsto tem a sua mensagem."""
+    a que escreve a conta passa (mesmo com um buffer chamado `causal_mask`, como a função que o notebook
+    importou), e cada erro previsto tem a sua mensagem."""
+    import math
+
+    import torch
     import torch.nn.functional as F
     from torch import nn
 
@@ -544,6 +548,24 @@ def test_a_atencao_do_leitor_nao_pode_ser_a_pronta(resolvidos):
         "        self.proj = self.inner.proj\n"
         "    def forward(self, x):\n"
         "        return self.inner(x)\n", globais)
+    from lncc_llm.attention import causal_mask
+
+    globais["causal_mask"], globais["math"], globais["torch"] = causal_mask, math, torch
+    exec(
+        "class ComBuffer(nn.Module):\n"                     # certa, com um buffer chamado causal_mask
+        "    def __init__(self, d, h, n):\n"
+        "        super().__init__()\n"
+        "        self.h, self.dh = h, d // h\n"
+        "        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))\n"
+        "        self.proj = nn.Linear(d, d)\n"
+        "        self.register_buffer('causal_mask', torch.ones(n, n, dtype=torch.bool).tril())\n"
+        "    def forward(self, x):\n"
+        "        b, n, d = x.shape\n"
+        "        q, k, v = (m(x).view(b, n, self.h, self.dh).transpose(1, 2) for m in (self.q, self.k, self.v))\n"
+        "        s = (q @ k.transpose(-2, -1) / math.sqrt(self.dh)).masked_fill(~self.causal_mask[:n, :n], "
+        "float('-inf'))\n"
+        "        return self.proj((s.softmax(-1) @ v).transpose(1, 2).reshape(b, n, d))\n", globais)
+    assert apt.ex1.checar(dict(ns, MySeparateHeadsAttention=globais["ComBuffer"])).status is Status.CORRETO
     herdeira = type("Herdeira", (gpt_lib.SeparateHeadsAttention,), {})
     for classe in (globais["ComSdpa"], globais["Embrulho"], herdeira, gpt_lib.SeparateHeadsAttention):
         resultado = apt.ex1.checar(dict(ns, MySeparateHeadsAttention=classe))

@@ -282,3 +282,15 @@ def test_um_exercicio_nucleo_tem_funcao_entradas_e_a_linha_para_seguir():
     assert "escreva o corpo da função" in celula and celula.endswith("# attention = f")
     with pytest.raises(ValueError, match="tipo"):
         Exercicio("cap00.ex1", "t", ("f",), (), esperado=lambda ns: {"f": abs}, tipo="outro")
+
+
+def test_um_atributo_com_o_nome_da_funcao_proibida_nao_e_atalho():
+    """`self.causal_mask` (um buffer do leitor) não é a função `causal_mask` que o notebook importou: só os
+    nomes lidos como globais contam; a função chamada pelo nome global continua sendo atalho."""
+    import math as m
+
+    ns = {"__name__": "__main__", "sqrt": m.sqrt}
+    exec("class C:\n    sqrt = 2.0\n\ndef f(x):\n    return C.sqrt * x\n\ndef g(x):\n    return sqrt(x)\n", ns)
+    ex = _ex_funcao(esperado=lambda ns: {"f": lambda x: 2.0 * x}, proibidas=("math.sqrt",))
+    assert ex.checar({"f": ns["f"]}).status is Status.CORRETO
+    assert ex.checar({"f": ns["g"]}).status is Status.NAO_TENTADO

@@ -127,3 +127,15 @@ def test_bad_inputs():
     assert ll.hf_name("blocks.3.mlp_norm.weight") == "model.layers.3.post_attention_layernorm.weight"
     assert ll.hf_name("norm.weight") == "model.norm.weight"
     assert ll.hf_name("blocks.0.attn.q_proj.weight") == "model.layers.0.self_attn.q_proj.weight"
+
+
+def test_future_mask_with_a_past_is_the_triangle_shifted_by_the_cache():
+    """A query nova i (posição absoluta P + i) vê as keys j ≤ P + i: sem passado, o triângulo de sempre;
+    um token novo vê tudo; a regra posição a posição em vários (n, P)."""
+    assert torch.equal(ll.future_mask(4, 0), torch.ones(4, 4, dtype=torch.bool).triu(1))
+    assert not ll.future_mask(1, 7).any() and ll.future_mask(1, 7).shape == (1, 8)
+    for n_new, n_past in [(3, 5), (2, 2), (5, 1)]:
+        mask = ll.future_mask(n_new, n_past)
+        assert mask.dtype == torch.bool and mask.shape == (n_new, n_past + n_new)
+        for i in range(n_new):
+            assert mask[i].tolist() == [j > n_past + i for j in range(n_past + n_new)]

@@ -75,8 +75,10 @@ ex1 = Exercicio(
                   "se normaliza sozinho, na última dimensão.",
                   lambda ns: {"my_layer_norm": lambda x, g, b, e: _ln_errada(x, g, b, e, dim=0)}),
     ),
-    proibidas=("torch.nn.functional.layer_norm", "torch.layer_norm", "torch.nn.LayerNorm",
-               "torch.nn.functional.normalize", "lncc_llm.gpt.layer_norm", "lncc_llm.gpt.LayerNorm"),
+    proibidas=("torch.nn.functional.layer_norm", "torch.layer_norm", "torch.native_layer_norm", "torch.nn.LayerNorm",
+               "torch.nn.functional.normalize", "torch.nn.functional.group_norm",
+               "torch.nn.functional.instance_norm", "torch.nn.functional.batch_norm",
+               "lncc_llm.gpt.layer_norm", "lncc_llm.gpt.LayerNorm"),
     tipo="nucleo",
     inicio="""
 def my_layer_norm(x, gamma, beta, eps):
@@ -159,7 +161,8 @@ ex2 = Exercicio(
         ErroComum("o softmax foi feito por coluna (dim=−2): cada linha (uma query) é que tem de somar 1.",
                   lambda ns: {"my_causal_weights": lambda q, k: _pesos_errados(q, k, dim=-2)}),
     ),
-    proibidas=("torch.nn.functional.scaled_dot_product_attention", "lncc_llm.gpt.causal_attention_weights",
+    proibidas=("torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention",
+               "lncc_llm.gpt.causal_attention_weights",
                "lncc_llm.gpt.CausalSelfAttention", "lncc_llm.attention.scaled_dot_product_attention",
                "lncc_llm.attention.causal_mask", "lncc_llm.attention.multi_head_attention"),
     tipo="nucleo",

@@ -1,5 +1,6 @@
-"""Exercícios conferíveis do Apêndice B (um Llama escrito por você): a máscara causal com um passado
-guardado e a conta de posições com e sem *KV cache*.
+"""Exercícios conferíveis do Apêndice B (um Llama escrito por você). Os dois primeiros são núcleo, na
+seção B.8: o *KV cache* e a máscara causal com um passado guardado, que a ``Attention`` da lição passa a
+usar; o 3 conta as posições com e sem *KV cache*.
 
 O exercício 4 (a RoPE com a base errada) é de observação: fica sem verificador.
 """
@@ -263,12 +264,12 @@ def _mascara(n_new, n_past, deslocamento=None, invertida=False):
     return ~m if invertida else m
 
 
-def _casos_ex1(ns):
-    return [(1, 0), (4, 0), (3, 5), (1, 7), (2, 2)]
+def _casos_ex2(ns):
+    return [(1, 0), (5, 0), (3, 6), (1, 9), (2, 2), (4, 3)]
 
 
 ex2 = Exercicio(
-    "apendice_b_llama_do_zero.ex2", "a máscara causal com um passado guardado", ("future_mask",),
+    "apendice_b_llama_do_zero.ex2", "a máscara causal com um passado guardado", ("my_future_mask",),
     dicas=(
         "A forma é (n_new, n_past + n_new): uma linha por query nova, uma coluna por key, guardada ou "
         "nova.",
@@ -277,30 +278,37 @@ ex2 = Exercicio(
         "`torch.ones(linhas, colunas, dtype=torch.bool).triu(d)` marca com True as casas com j − i ≥ d; "
         "escolha d pela dica 2.",
     ),
-    esperado=lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past)},
-    entradas=_casos_ex1,
+    esperado=lambda ns: {"my_future_mask": lambda n_new, n_past: _mascara(n_new, n_past)},
+    entradas=_casos_ex2,
     erros_comuns=(
         ErroComum("a máscara é de números (float), não de booleanos: `masked_fill` (e a `Attention` da "
                   "seção) precisa de um tensor `dtype=torch.bool`, com True onde a query não pode olhar.",
-                  lambda ns: {"future_mask": _mascara_float},
+                  lambda ns: {"my_future_mask": _mascara_float},
                   dica="Crie a matriz já booleana: `torch.ones(linhas, colunas, dtype=torch.bool)` antes do "
                        "`.triu(...)` (ou converta no fim com `.bool()`)."),
         ErroComum("a máscara ignora o passado: é o triângulo de quem lê o texto inteiro de uma vez, e esconde "
-                  "chaves guardadas que a consulta nova pode ver. Com P posições guardadas, a query i está "
+                  "keys guardadas que a query nova pode ver. Com P posições guardadas, a query i está "
                   "na posição P + i.",
-                  lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past, deslocamento=0)}),
-        ErroComum("cada consulta ficou sem ver a si mesma: a chave da própria posição (j = P + i) é permitida; "
+                  lambda ns: {"my_future_mask": lambda n_new, n_past: _mascara(n_new, n_past, deslocamento=0)}),
+        ErroComum("cada query ficou sem ver a si mesma: a key da própria posição (j = P + i) é permitida; "
                   "só as posições depois dela ficam de fora.",
-                  lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past, n_past - 1)}),
-        ErroComum("a máscara está invertida: True deve marcar o que a consulta NÃO pode ver (o que vai para "
+                  lambda ns: {"my_future_mask": lambda n_new, n_past: _mascara(n_new, n_past, n_past - 1)}),
+        ErroComum("a máscara está invertida: True deve marcar o que a query NÃO pode ver (o que vai para "
                   "−∞ antes do softmax), não o que ela vê.",
-                  lambda ns: {"future_mask": lambda n_new, n_past: _mascara(n_new, n_past, invertida=True)}),
+                  lambda ns: {"my_future_mask": lambda n_new, n_past: _mascara(n_new, n_past, invertida=True)}),
     ),
+    proibidas=("lncc_llm.llama.future_mask", "lncc_llm.attention.causal_mask",
+               "torch.nn.Transformer.generate_square_subsequent_mask"),
+    tipo="nucleo",
     inicio="""
-def future_mask(n_new, n_past):
-    # n_new queries novas; n_past posições já guardadas no cache
-    return ____     # tensor bool (n_new, n_past + n_new): True onde a query não pode olhar
+def my_future_mask(n_new, n_past):
+    \"\"\"A máscara causal com passado (seção B.8): n_new queries novas, n_past posições no cache.
+
+    Devolve um tensor bool (n_new, n_past + n_new), True onde a query nova i NÃO pode olhar a key j.
+    \"\"\"
+    return ____
 """,
+    seguir="future_mask = my_future_mask",
     contexto=_contexto,
 )
 

@@ -108,7 +108,8 @@ ex1 = Exercicio(
                   "duas metades do vetor.",
                   lambda ns: {"rotate_half": lambda x: _rotacao_errada(x, "intercalado")}),
     ),
-    proibidas=("transformers.models.llama.modeling_llama.rotate_half",
+    proibidas=("transformers.models.llama.modeling_llama.rotate_half", "lncc_llm.rope.rotate_half",
+               "lncc_llm.rope.rope_angles",
                "transformers.models.llama.modeling_llama.apply_rotary_pos_emb",
                "transformers.models.llama.modeling_llama.LlamaRotaryEmbedding",
                "lncc_llm.rope.apply_rope", "lncc_llm.rope.rope_cos_sin", "lncc_llm.rope.rope_frequencies",
@@ -128,8 +129,9 @@ def rotate_half(x):
     \"\"\"[x_a, x_b] → [−x_b, x_a], com x_a e x_b as duas metades da última dimensão.\"\"\"
     return ____
 """,
-    seguir='cos_r, sin_r = rope_tables(pos, cfg.head_dim, rope_base); check("a sua RoPE = apply_rotary_pos_emb '
-           'na camada 5", [q * cos_r + rotate_half(q) * sin_r, k * cos_r + rotate_half(k) * sin_r], [q_hf, k_hf])',
+    seguir='cos_r, sin_r = rope_tables(pos, cfg.head_dim, rope_base); q_ours, k_ours = q * cos_r + '
+           'rotate_half(q) * sin_r, k * cos_r + rotate_half(k) * sin_r; check("a sua RoPE = apply_rotary_pos_emb '
+           'na camada 5", [q_ours, k_ours], [q_hf, k_hf])',
     contexto=_contexto,
 )
 

@@ -37,7 +37,7 @@ def celula_inicial(ex: Exercicio) -> str:
             f"{ex.inicio}\n"
             + ("\n\n" if ex.inicio.startswith(("def ", "class ")) else "")
             + f"{ex.nome}.verificar()"
-            + (f"\n# A lição segue com a versão do lncc_llm; para seguir com a sua, descomente:\n"
+            + (f"\n# A lição segue com a versão do lncc_llm; descomentada, a linha abaixo põe a sua na lição:\n"
                f"# {ex.seguir}" if ex.tipo == "nucleo" else ""))
 
 

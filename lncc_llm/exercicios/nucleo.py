@@ -311,6 +311,10 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
             globais[chave] = original
 
 
+_CARREGA_NOME = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF",
+                 "LOAD_FROM_DICT_OR_GLOBALS"}
+
+
 def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
     """Se o código de ``funcao`` nomeia, por um nome global ou do fecho, um objeto proibido."""
     codigo = getattr(funcao, "__code__", None)
@@ -321,10 +325,16 @@ def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
         achado = _resolver(caminho)
         if achado is not None:
             proibidos[id(achado[2])] = caminho
+    import dis
+
     globais = getattr(funcao, "__globals__", {})
     fecho = dict(zip(codigo.co_freevars, (c.cell_contents for c in (funcao.__closure__ or ()))))
     for c in _codigos(codigo):
-        for nome in c.co_names + c.co_freevars:
+        # só os nomes lidos como globais ou do fecho: `self.causal_mask` (um atributo) não é a função
+        # `causal_mask` do notebook; um atributo de módulo (`F.softmax`) cai na armadilha, na chamada
+        nomes = {i.argval for i in dis.get_instructions(c)
+                 if i.opname in _CARREGA_NOME and isinstance(i.argval, str)}
+        for nome in nomes:
             alvo = fecho.get(nome, globais.get(nome))
             if alvo is not None and id(alvo) in proibidos:
                 return proibidos[id(alvo)]
