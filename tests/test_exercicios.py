@@ -602,3 +602,17 @@ def test_o_moe_que_calcula_todos_os_especialistas_nao_passa(resolvidos):
         assert resultado.status is Status.INCORRETO and "só pelo especialista" in resultado.mensagem, resultado
     resultado = moe_ex.ex1.checar(dict(ns, switch_moe=sem_transposta))
     assert resultado.status is Status.ERRO and "transpostas" in resultado.mensagem, resultado
+
+
+def test_a_mascara_do_apendice_b_tem_de_ser_um_tensor_booleano(resolvidos):
+    """A `Attention` da lição passa a máscara ao `masked_fill`: um array do numpy ou uma lista com os
+    valores certos não passam, e cada um recebe uma mensagem que diz o que devolver."""
+    from lncc_llm.exercicios import apendice_b_llama_do_zero as apb
+
+    ns = resolvidos(apb.ex2)
+    assert apb.ex2.checar(ns).status is Status.CORRETO
+    em_numpy = lambda n_new, n_past: np.triu(np.ones((n_new, n_past + n_new), dtype=bool), n_past + 1)  # noqa: E731
+    em_lista = lambda n_new, n_past: em_numpy(n_new, n_past).tolist()  # noqa: E731
+    for errada in (em_numpy, em_lista):
+        resultado = apb.ex2.checar(dict(ns, my_future_mask=errada))
+        assert resultado.status is Status.INCORRETO and "tensor do PyTorch" in resultado.mensagem, resultado

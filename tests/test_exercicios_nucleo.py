@@ -294,3 +294,26 @@ def test_um_atributo_com_o_nome_da_funcao_proibida_nao_e_atalho():
     ex = _ex_funcao(esperado=lambda ns: {"f": lambda x: 2.0 * x}, proibidas=("math.sqrt",))
     assert ex.checar({"f": ns["f"]}).status is Status.CORRETO
     assert ex.checar({"f": ns["g"]}).status is Status.NAO_TENTADO
+
+
+def test_uma_local_com_o_nome_da_funcao_proibida_nao_e_atalho():
+    """Uma variável local chamada como a função proibida, lida numa compreensão (LOAD_DEREF), não é a
+    função global do notebook."""
+    import math as m
+
+    ns = {"__name__": "__main__", "sqrt": m.sqrt}
+    exec("def f(x):\n    sqrt = 2.0\n    return sum(sqrt * v for v in [x])\n", ns)
+    ex = _ex_funcao(esperado=lambda ns: {"f": lambda x: 2.0 * x}, proibidas=("math.sqrt",))
+    assert ex.checar({"f": ns["f"]}).status is Status.CORRETO
+
+
+def test_a_armadilha_devolve_o_atributo_como_estava():
+    """Depois da conferência, um @staticmethod proibido continua @staticmethod (chamável pela instância)."""
+    import torch
+
+    antes = vars(torch.nn.Transformer)["generate_square_subsequent_mask"]
+    ex = _ex_funcao(esperado=lambda ns: {"f": lambda x: 2 * x},
+                    proibidas=("torch.nn.Transformer.generate_square_subsequent_mask", "math.sqrt"))
+    assert ex.checar({"f": lambda x: 2 * x}).status is Status.CORRETO
+    assert vars(torch.nn.Transformer)["generate_square_subsequent_mask"] is antes
+    assert isinstance(antes, staticmethod)

@@ -48,7 +48,7 @@ _VARIANTES = (
 )
 
 
-def _pesos_ex6():
+def _pesos_ex1():
     """Pesos e entrada de teste, sorteados com o numpy (float32): qkv (3d, d), proj (d, d) + viés, x (2, 5, d)."""
     rng = np.random.default_rng(6)
 
@@ -93,14 +93,14 @@ def _uma_linha(erro):
     return type(erro).__name__ + (f": {texto}" if texto else "")
 
 
-def _conferir_ex6(valores, ns):
+def _conferir_ex1(valores, ns):
     import torch
 
     classe = valores["MySeparateHeadsAttention"]
     if not isinstance(classe, type):
         raise Incorreto("`MySeparateHeadsAttention` deveria ser uma classe: "
                         "`class MySeparateHeadsAttention(nn.Module): ...`.")
-    p = _pesos_ex6()
+    p = _pesos_ex1()
     try:
         with torch.random.fork_rng(devices=[]):          # os sorteios da sua classe não mexem na semente
             modulo = classe(_D, _H, _MAX)
@@ -196,7 +196,7 @@ ex1 = Exercicio(
         "−∞ onde a máscara é False (`scores.masked_fill(~mascara[:n, :n], float('-inf'))`), `softmax(dim=-1)`, "
         "multiplique por v e, na volta, `transpose(1, 2).reshape(b, n, d)` antes da `proj`.",
     ),
-    conferir=_conferir_ex6,
+    conferir=_conferir_ex1,
     entradas=lambda ns: [],
     erros_comuns=(
         ErroComum(_MSG_MASCARA, lambda ns: {"MySeparateHeadsAttention": _classe_errada("mascara")}),
@@ -207,8 +207,7 @@ ex1 = Exercicio(
                "torch.nn.MultiheadAttention",
                "torch.nn.functional.multi_head_attention_forward", "lncc_llm.gpt.CausalSelfAttention",
                "lncc_llm.gpt.SeparateHeadsAttention", "lncc_llm.gpt.causal_attention_weights",
-               "lncc_llm.attention.scaled_dot_product_attention", "lncc_llm.attention.causal_mask",
-               "lncc_llm.attention.multi_head_attention"),
+               "lncc_llm.attention.scaled_dot_product_attention", "lncc_llm.attention.multi_head_attention"),
     tipo="nucleo",
     inicio="""
 class MySeparateHeadsAttention(nn.Module):

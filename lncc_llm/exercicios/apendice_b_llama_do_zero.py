@@ -268,6 +268,27 @@ def _casos_ex2(ns):
     return [(1, 0), (5, 0), (3, 6), (1, 9), (2, 2), (4, 3)]
 
 
+def _conferir_ex2(valores, ns):
+    """Cada saída tem de ser um tensor booleano do PyTorch na CPU (a `Attention` da lição o passa ao
+    `masked_fill`), igual à regra posição a posição."""
+    import torch
+
+    from .comparar import comparar
+
+    for i, (args, obtido) in enumerate(zip(_casos_ex2(ns), valores["my_future_mask"]), start=1):
+        if not isinstance(obtido, torch.Tensor):
+            raise Incorreto(f"`my_future_mask` devolveu {type(obtido).__name__}, e a `Attention` da lição passa a "
+                            "máscara ao `masked_fill`: devolva um tensor do PyTorch, `dtype=torch.bool`.")
+        if obtido.dtype != torch.bool:
+            raise Incorreto(f"a máscara tem `dtype={obtido.dtype}`: o `masked_fill` precisa de `torch.bool`, com True "
+                            "onde a query não pode olhar.")
+        if obtido.device.type != "cpu":
+            raise Incorreto(f"a máscara foi criada em `{obtido.device}`: este apêndice roda na CPU; crie-a sem "
+                            "`device=` (ou com `device=\"cpu\"`).")
+        comparar(obtido, _mascara(*args), nome=f"a saída de `my_future_mask` na chamada de teste {i} de "
+                                               f"{len(_casos_ex2(ns))}")
+
+
 ex2 = Exercicio(
     "apendice_b_llama_do_zero.ex2", "a máscara causal com um passado guardado", ("my_future_mask",),
     dicas=(
@@ -279,10 +300,12 @@ ex2 = Exercicio(
         "escolha d pela dica 2.",
     ),
     esperado=lambda ns: {"my_future_mask": lambda n_new, n_past: _mascara(n_new, n_past)},
+    conferir=_conferir_ex2,
     entradas=_casos_ex2,
     erros_comuns=(
-        ErroComum("a máscara é de números (float), não de booleanos: `masked_fill` (e a `Attention` da "
-                  "seção) precisa de um tensor `dtype=torch.bool`, com True onde a query não pode olhar.",
+        ErroComum("a máscara tem de ser um tensor do PyTorch de booleanos (`dtype=torch.bool`), com True onde a "
+                  "query não pode olhar: números (float), um array do numpy ou uma lista não servem ao "
+                  "`masked_fill` da `Attention` da seção.",
                   lambda ns: {"my_future_mask": _mascara_float},
                   dica="Crie a matriz já booleana: `torch.ones(linhas, colunas, dtype=torch.bool)` antes do "
                        "`.triu(...)` (ou converta no fim com `.bool()`)."),
@@ -341,18 +364,18 @@ def _tem_laco(funcao) -> bool:
     return False
 
 
-def _conferir_ex2(valores, ns):
+def _conferir_ex3(valores, ns):
     from .comparar import comparar
 
     for nome, certa in (("positions_without", _sem_cache), ("positions_with", _com_cache)):
-        for i, (args, obtido) in enumerate(zip(_casos_ex2(ns), valores[nome]), start=1):
-            comparar(obtido, certa(*args), nome=f"a saída de `{nome}` na chamada de teste {i} de 5")
+        for i, (args, obtido) in enumerate(zip(_casos_ex3(ns), valores[nome]), start=1):
+            comparar(obtido, certa(*args), nome=f"a saída de `{nome}` na chamada de teste {i} de {len(_casos_ex3(ns))}")
     if _tem_laco(ns.get("positions_without")):
         raise Incorreto("os números batem, mas `positions_without` soma com um laço (como a célula da seção B.8): "
                         "o exercício pede a fórmula fechada. Some P + t de t = 0 a N − 1 no papel.")
 
 
-def _casos_ex2(ns):
+def _casos_ex3(ns):
     return [(45, 30), (1, 1), (10, 5), (100, 1), (7, 64)]
 
 
@@ -364,8 +387,8 @@ ex3 = Exercicio(
         "Com cache, o primeiro passo lê as P posições do prompt e cada um dos N − 1 seguintes lê uma só.",
     ),
     esperado=lambda ns: {"positions_without": _sem_cache, "positions_with": _com_cache},
-    conferir=_conferir_ex2,
-    entradas=_casos_ex2,
+    conferir=_conferir_ex3,
+    entradas=_casos_ex3,
     atalhos=(
         ErroComum("os números batem, mas `positions_without` soma com um laço (como a célula da seção B.8): "
                   "o exercício pede a fórmula fechada. Some P + t de t = 0 a N − 1 no papel.",

@@ -274,6 +274,18 @@ def _resolver(caminho: str):
     return None
 
 
+_AUSENTE = object()
+
+
+def _chave(objeto):
+    """A identidade de um objeto para comparar com os proibidos: um método ligado (``Q4_0.dequantize``,
+    um ``classmethod``) é recriado a cada acesso, então vale o par (função, dono)."""
+    funcao, dono = getattr(objeto, "__func__", None), getattr(objeto, "__self__", None)
+    if funcao is not None and dono is not None:
+        return ("metodo", id(funcao), id(dono))
+    return ("objeto", id(objeto))
+
+
 class _AtalhoUsado(BaseException):
     """Uma função proibida foi chamada. ``BaseException``: um ``except Exception`` do leitor não a engole."""
 
@@ -289,30 +301,34 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
         if achado is None:
             continue
         dono, nome, original = achado
+        proprio = vars(dono).get(nome, _AUSENTE) if hasattr(dono, "__dict__") else _AUSENTE
 
         def acusa(*args, _caminho=caminho, **kwargs):
             raise _AtalhoUsado(_caminho)
 
         for chave, valor in list((globais or {}).items()):
-            if valor is original:
+            if valor is original or _chave(valor) == _chave(original):
                 globais[chave] = acusa
                 trocas_globais.append((chave, original))
         try:
             setattr(dono, nome, acusa)
         except (AttributeError, TypeError):
             continue
-        trocas.append((dono, nome, original))
+        trocas.append((dono, nome, proprio))
     try:
         yield
     finally:
-        for dono, nome, original in reversed(trocas):
-            setattr(dono, nome, original)
+        for dono, nome, proprio in reversed(trocas):    # o atributo como estava: um @staticmethod continua um
+            if proprio is _AUSENTE:
+                delattr(dono, nome)                       # era herdado: volta a ser
+            else:
+                setattr(dono, nome, proprio)
         for chave, original in reversed(trocas_globais):
             globais[chave] = original
 
 
-_CARREGA_NOME = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF",
-                 "LOAD_FROM_DICT_OR_GLOBALS"}
+_CARREGA_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"}
+_CARREGA_NOME = _CARREGA_GLOBAL | {"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_DICT_OR_DEREF"}
 
 
 def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
@@ -324,7 +340,7 @@ def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
     for caminho in caminhos:
         achado = _resolver(caminho)
         if achado is not None:
-            proibidos[id(achado[2])] = caminho
+            proibidos[_chave(achado[2])] = caminho
     import dis
 
     globais = getattr(funcao, "__globals__", {})
@@ -332,12 +348,15 @@ def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
     for c in _codigos(codigo):
         # só os nomes lidos como globais ou do fecho: `self.causal_mask` (um atributo) não é a função
         # `causal_mask` do notebook; um atributo de módulo (`F.softmax`) cai na armadilha, na chamada
-        nomes = {i.argval for i in dis.get_instructions(c)
-                 if i.opname in _CARREGA_NOME and isinstance(i.argval, str)}
-        for nome in nomes:
-            alvo = fecho.get(nome, globais.get(nome))
-            if alvo is not None and id(alvo) in proibidos:
-                return proibidos[id(alvo)]
+        for i in dis.get_instructions(c):
+            if i.opname not in _CARREGA_NOME or not isinstance(i.argval, str):
+                continue
+            if i.opname in _CARREGA_GLOBAL:
+                alvo = globais.get(i.argval)
+            else:          # do fecho: só o da própria função; uma local de uma compreensão não é global
+                alvo = fecho.get(i.argval)
+            if alvo is not None and _chave(alvo) in proibidos:
+                return proibidos[_chave(alvo)]
     return None
 
 
