@@ -112,27 +112,26 @@ def recover_merges(ranks: dict[bytes, int]) -> dict[tuple[int, int], int]:
     :func:`byte_bpe_encode` dá os ids do tokenizador depois de trocar cada byte cru pelo seu
     posto. Ver Capítulo 2, seção 2.2.
     """
-    def partes(token: bytes, limite: int) -> list[bytes]:
-        pedacos = [bytes([b]) for b in token]
+    def parts(token: bytes, limit: int) -> list[bytes]:
+        pieces = [bytes([b]) for b in token]
         while True:
-            melhor = None
-            for i, par in enumerate(zip(pedacos, pedacos[1:])):
-                posto = ranks.get(par[0] + par[1])
-                if posto is not None and posto < limite and (
-                        melhor is None or posto < melhor[1]):
-                    melhor = (i, posto)
-            if melhor is None:
-                return pedacos
-            i = melhor[0]
-            pedacos = pedacos[:i] + [pedacos[i] + pedacos[i + 1]] + pedacos[i + 2:]
+            best = None
+            for i, pair in enumerate(zip(pieces, pieces[1:])):
+                rank = ranks.get(pair[0] + pair[1])
+                if rank is not None and rank < limit and (best is None or rank < best[1]):
+                    best = (i, rank)
+            if best is None:
+                return pieces
+            i = best[0]
+            pieces = pieces[:i] + [pieces[i] + pieces[i + 1]] + pieces[i + 2:]
 
-    def ident(token: bytes) -> int:
+    def token_id(token: bytes) -> int:
         return token[0] if len(token) == 1 else ranks[token]
 
     merges = {}
-    for token, posto in ranks.items():
+    for token, rank in ranks.items():
         if len(token) < 2:
             continue
-        esquerda, direita = partes(token, posto)
-        merges[ident(esquerda), ident(direita)] = posto
+        left, right = parts(token, rank)
+        merges[token_id(left), token_id(right)] = rank
     return merges

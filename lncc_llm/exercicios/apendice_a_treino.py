@@ -204,6 +204,8 @@ ex1 = Exercicio(
         ErroComum(_MSG_VIES, lambda ns: {"MySeparateHeadsAttention": _classe_errada("vies")}),
     ),
     proibidas=("torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention",
+               "torch.ops.aten.scaled_dot_product_attention",
+               "torch.ops.aten._scaled_dot_product_attention_math",
                "torch.nn.MultiheadAttention",
                "torch.nn.functional.multi_head_attention_forward", "lncc_llm.gpt.CausalSelfAttention",
                "lncc_llm.gpt.SeparateHeadsAttention", "lncc_llm.gpt.causal_attention_weights",

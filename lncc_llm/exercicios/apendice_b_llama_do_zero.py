@@ -229,7 +229,8 @@ class MyKVCache:
 
     append(layer, k, v): k e v são (lote, 3, n, 64), as n posições novas da camada `layer`; junta-as
     às guardadas e devolve (k, v) com todas as posições. len(cache): quantas posições estão guardadas.
-    Guarde-as em duas listas, self.keys e self.values, uma entrada por camada (a seção B.8 as lê).
+    Guarde-as em duas listas, self.keys e self.values, com um tensor (lote, 3, posições, 64) por camada
+    (a seção B.8 as lê).
     \"\"\"
 
     def __init__(self, n_layers):

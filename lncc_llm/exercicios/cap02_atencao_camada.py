@@ -93,7 +93,9 @@ ex1 = Exercicio(
                   "cabeça h.",
                   lambda ns: {"head_attention": lambda *a: _cabeca(*a, fatia="todas", escala="raiz")}),
     ),
-    proibidas=("torch.nn.functional.scaled_dot_product_attention", "lncc_llm.attention.multi_head_attention",
+    proibidas=("torch.nn.functional.scaled_dot_product_attention", "torch._C._nn.scaled_dot_product_attention",
+               "torch.ops.aten.scaled_dot_product_attention", "torch.ops.aten._scaled_dot_product_attention_math",
+               "lncc_llm.attention.multi_head_attention",
                "lncc_llm.attention.scaled_dot_product_attention", "lncc_llm.attention.split_heads"),
     tipo="nucleo",
     inicio="""

@@ -333,14 +333,18 @@ _CARREGA_NOME = _CARREGA_GLOBAL | {"LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FROM_D
 
 def _usa_proibida(funcao, caminhos: tuple[str, ...]) -> str | None:
     """Se o código de ``funcao`` nomeia, por um nome global ou do fecho, um objeto proibido."""
-    codigo = getattr(funcao, "__code__", None)
-    if codigo is None or not caminhos:
+    if not caminhos:
         return None
     proibidos = {}
     for caminho in caminhos:
         achado = _resolver(caminho)
         if achado is not None:
             proibidos[_chave(achado[2])] = caminho
+    if _chave(funcao) in proibidos:            # a própria função pronta (um op do torch.ops, um builtin)
+        return proibidos[_chave(funcao)]
+    codigo = getattr(funcao, "__code__", None)
+    if codigo is None:
+        return None
     import dis
 
     globais = getattr(funcao, "__globals__", {})
