@@ -597,7 +597,11 @@ def test_o_moe_que_calcula_todos_os_especialistas_nao_passa(resolvidos):
         gate, chosen = probs.max(dim=-1)
         return torch.stack([gate[t] * experts[int(chosen[t])](x[t]) for t in range(x.shape[0])])
 
-    for densa in (todos_e_escolhe, moe_ex._densa):
+    def mistura_densa(x, router_weight, experts):                           # todos, pesados por p
+        probs = torch.softmax(x @ router_weight.T, dim=-1)
+        return sum(probs[:, e:e + 1] * expert(x) for e, expert in enumerate(experts))
+
+    for densa in (todos_e_escolhe, mistura_densa):
         resultado = moe_ex.ex1.checar(dict(ns, switch_moe=densa))
         assert resultado.status is Status.INCORRETO and "só pelo especialista" in resultado.mensagem, resultado
     resultado = moe_ex.ex1.checar(dict(ns, switch_moe=sem_transposta))

@@ -171,6 +171,8 @@ ex1 = Exercicio(
     proibidas=("tiktoken.Encoding", "tiktoken.core.Encoding", "lncc_llm.bpe_bytes.byte_bpe_encode",
                "lncc_llm.bpe_bytes.byte_bpe_decode", "lncc_llm.bpe_bytes.byte_bpe_vocab",
                "lncc_llm.tokenization.gpt2_tokenizer"),
+    erros_explicados=((UnicodeDecodeError, "Um caractere de vários bytes (como `ã`, 2 bytes, ou um emoji, 4) "
+                       "pode estar dividido entre dois ids: junte os bytes de todos os ids antes de decodificar."),),
     tipo="nucleo",
     inicio="""
 def bpe_encode(text, merges):

@@ -8,6 +8,7 @@ KV cache do Mixtral.
 """
 from __future__ import annotations
 
+from .comparar import Incorreto
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
@@ -27,28 +28,23 @@ _MSG_DENSA = ("os especialistas calcularam mais linhas que os {t} tokens da entr
               "custa E vezes mais, e é esse custo que o MoE economiza.")
 
 
-class _EspecialistaContado:
-    """Uma FFN do pacote que conta quantas linhas (tokens) os especialistas de uma chamada calculam, num
-    contador comum a todos eles (o ``copy.deepcopy`` de cada chamada de teste copia o contador uma vez)."""
+def _especialista_contado(d, f, g, contador, limite):
+    """Uma FFN do pacote que soma, em ``contador`` (comum aos especialistas de um caso; o ``copy.deepcopy``
+    de cada chamada de teste o copia uma vez só), as linhas que calcula, e recusa a conta densa."""
+    import torch
 
-    @staticmethod
-    def criar(d, f, g, contador, limite):
-        import torch
+    from ..moe import FeedForward
 
-        from ..moe import FeedForward
+    class Especialista(FeedForward):
+        def forward(self, x):
+            self.contador[0] += x.shape[0] if x.dim() > 1 else 1
+            if self.contador[0] > self.limite:
+                raise Incorreto(_MSG_DENSA.format(t=self.limite))
+            return super().forward(x)
 
-        class Especialista(FeedForward):
-            def forward(self, x):
-                self.contador[0] += x.shape[0] if x.dim() > 1 else 1
-                if self.contador[0] > self.limite:
-                    from .comparar import Incorreto
-
-                    raise Incorreto(_MSG_DENSA.format(t=self.limite))
-                return super().forward(x)
-
-        especialista = Especialista(d, f, generator=g).to(torch.float64)
-        especialista.contador, especialista.limite = contador, limite
-        return especialista
+    especialista = Especialista(d, f, generator=g).to(torch.float64)
+    especialista.contador, especialista.limite = contador, limite     # atributos: o deepcopy os copia
+    return especialista
 
 
 def _casos_ex1(ns):
@@ -62,7 +58,7 @@ def _casos_ex1(ns):
         x = torch.randn(t, d, generator=g, dtype=torch.float64)
         roteador = torch.randn(e, d, generator=g, dtype=torch.float64) * 1.5
         contador = [0]
-        especialistas = [_EspecialistaContado.criar(d, f, g, contador, t) for _ in range(e)]
+        especialistas = [_especialista_contado(d, f, g, contador, t) for _ in range(e)]
         casos.append((x, roteador, especialistas))
     return casos
 
@@ -87,14 +83,6 @@ def _sem_porta(x, roteador, especialistas):
 
     escolhido = torch.softmax(x @ roteador.T, dim=-1).argmax(dim=-1)
     return torch.stack([especialistas[int(escolhido[t])](x[t]) for t in range(x.shape[0])])
-
-
-def _densa(x, roteador, especialistas):
-    """A mistura densa (todos os especialistas, pesados por p): o contador dos especialistas a recusa."""
-    import torch
-
-    p = torch.softmax(x @ roteador.T, dim=-1)
-    return sum(p[:, e:e + 1] * especialista(x) for e, especialista in enumerate(especialistas))
 
 
 def _softmax_nos_tokens(x, roteador, especialistas):

@@ -410,6 +410,8 @@ class Exercicio:
     - ``gradiente``: a função do leitor treina (o verificador a chama com o autograd ligado);
     - ``seguir``: num exercício núcleo, a linha que faz as células seguintes usarem a versão do leitor (a
       lição segue com a cópia do ``lncc_llm``; a célula inicial mostra a linha, comentada);
+    - ``erros_explicados``: pares (tipo de exceção, explicação) acrescentados à linha do erro quando a
+      função do leitor levanta aquela exceção;
     - ``tipo``: ``"nucleo"`` (o leitor escreve a peça central da lição, no fluxo principal; o verificador a
       chama em entradas sorteadas que o notebook nunca mostra) ou ``"consolidacao"``;
     - ``inicio``: as linhas da célula inicial que o leitor completa (com ``____``).
@@ -426,7 +428,8 @@ class Exercicio:
                  rtol: float = 1e-4, atol: float = 1e-6,
                  parabens: str = "", inicio: str = "",
                  atalhos: tuple[ErroComum, ...] = (), proibidas: tuple[str, ...] = (),
-                 tipo: str = "consolidacao", gradiente: bool = False, seguir: str = ""):
+                 tipo: str = "consolidacao", gradiente: bool = False, seguir: str = "",
+                 erros_explicados: tuple[tuple[type, str], ...] = ()):
         if tipo not in ("nucleo", "consolidacao"):
             raise ValueError(f"{id}: tipo {tipo!r} desconhecido (use 'nucleo' ou 'consolidacao').")
         if esperado is None and conferir is None:
@@ -450,6 +453,7 @@ class Exercicio:
         self.tipo = tipo
         self.gradiente = gradiente          # a função do leitor treina: chamada com o autograd ligado
         self.seguir = seguir.strip()
+        self.erros_explicados = tuple(erros_explicados)   # (tipo de exceção, o que ela costuma querer dizer)
         if tipo == "nucleo" and (entradas is None or not self.seguir):
             raise ValueError(f"{id}: um exercício núcleo pede uma função chamada em `entradas` e a linha "
                              "`seguir`, que roda o resto da lição com a versão do leitor.")
@@ -523,9 +527,8 @@ class Exercicio:
                             + (" As formas não casam numa multiplicação de matrizes: confira as transpostas "
                                "pedidas no enunciado (como em `x @ W.T`)." if "shapes cannot be multiplied" in texto
                                else "")
-                            + (" Um caractere de vários bytes (como `ã`, 2 bytes, ou um emoji, 4) pode estar "
-                               "dividido entre dois ids: junte os bytes de todos os ids antes de decodificar."
-                               if isinstance(erro, UnicodeDecodeError) else "")) from None
+                            + "".join(f" {explicacao}" for tipo, explicacao in self.erros_explicados
+                                      if isinstance(erro, tipo))) from None
                     if _vazio(saida):
                         raise NaoTentado(f"a função `{nome}` ainda devolve `____`.")
                     resultados.append(saida)
