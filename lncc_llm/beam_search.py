@@ -103,3 +103,55 @@ def beam_search(model, tokenizer, prompt, num_beams: int = 4, max_new_tokens: in
         prompt_ids=list(prompt_ids),
         finished=[(s, i[len(prompt_ids):]) for s, i, _ in finished],
     )
+
+
+@dataclass
+class BeamNode:
+    """Um candidato da árvore de ``beam_tree``: o feixe vivo de onde ele sai (``parent``, a posição
+    desse feixe entre os mantidos do passo anterior, do mais provável ao menos; 0 no primeiro
+    passo), o token, a soma dos log p até ele e a posição dele entre os mantidos do passo
+    (``rank``; ``None`` se foi podado).
+    Ver Capítulo 4, seção 4.12.
+    """
+
+    parent: int
+    token: str
+    total: float
+    rank: int | None
+
+
+@torch.no_grad()
+def beam_tree(model, tokenizer, prompt, num_beams: int = 2, steps: int = 3) -> list[list[BeamNode]]:
+    """Os primeiros ``steps`` passos de uma busca em feixe, candidato a candidato, para desenhar.
+
+    A cada passo, cada feixe vivo propõe os seus ``num_beams`` tokens mais prováveis (os melhores
+    ``num_beams`` de todo o passo estão sempre entre eles), e ficam os ``num_beams`` de maior soma
+    dos log p. Devolve uma lista por passo com os candidatos (``BeamNode``), em ordem de feixe de
+    origem e, dentro dele, de log p. Sem EOS nem parada antecipada: é o começo da busca de
+    ``beam_search``.
+    Ver Capítulo 4, seção 4.12.
+    """
+    if isinstance(num_beams, bool) or not isinstance(num_beams, int) or num_beams < 1:
+        raise ValueError(f"num_beams deve ser um inteiro ≥ 1; recebi {num_beams!r}.")
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= 8:
+        raise ValueError("steps deve ser um inteiro entre 1 e 8 (a árvore cresce depressa); "
+                         f"recebi {steps!r}.")
+    device = next(model.parameters()).device
+    alive = [(list(encode_prompt(tokenizer, prompt, False)), 0.0)]     # do mais provável ao menos
+    tree = []
+    for _ in range(steps):
+        batch = torch.tensor([ids for ids, _ in alive], device=device)
+        logits = model(input_ids=batch).logits[:, -1]
+        log_probs = torch.log_softmax(logits.float(), dim=-1).cpu()
+        candidates = []                                       # (feixe de origem, token, soma)
+        for parent, (_, total) in enumerate(alive):
+            top = torch.topk(log_probs[parent], num_beams)
+            candidates += [(parent, token, total + lp)
+                           for lp, token in zip(top.values.tolist(), top.indices.tolist())]
+        ranked = sorted(range(len(candidates)), key=lambda i: -candidates[i][2])[:num_beams]
+        rank_of = {i: r for r, i in enumerate(ranked)}
+        tree.append([BeamNode(parent, tokenizer.decode([token]), total, rank_of.get(i))
+                     for i, (parent, token, total) in enumerate(candidates)])
+        alive = [(alive[candidates[i][0]][0] + [candidates[i][1]], candidates[i][2])
+                 for i in ranked]
+    return tree

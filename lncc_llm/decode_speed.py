@@ -65,3 +65,60 @@ def decode_limit(bandwidth_gb_s: float, bytes_per_token: int) -> float:
         raise ValueError("a largura de banda (GB/s) e os bytes por token devem ser positivos; "
                          f"recebi {bandwidth_gb_s!r} e {bytes_per_token!r}.")
     return bandwidth_gb_s * 1e9 / bytes_per_token
+
+
+def cpu_bf16_support() -> dict:
+    """O que a CPU oferece para o bf16: a capacidade que o PyTorch usa (``"AVX2"``, ``"AVX512"``…) e
+    se há instruções de produto em bf16 (AVX512-BF16) e blocos de matriz (AMX).
+
+    Ver Capítulo 4, seção 4.14.3.
+    """
+    return {"capacidade": torch.backends.cpu.get_cpu_capability(),
+            "avx512_bf16": bool(torch.cpu._is_avx512_bf16_supported()),
+            "amx": bool(torch.cpu._is_amx_tile_supported())}
+
+
+def gemv_seconds(weight: torch.Tensor, repeats: int = 20) -> float:
+    """O melhor tempo de ``x @ weight.T`` para um vetor ``x`` (um token), no tipo de ``weight``: a
+    conta de uma camada num passo de *decode*, que lê a matriz inteira uma vez.
+
+    Ver Capítulo 4, seção 4.14.3.
+    """
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise ValueError("gemv_seconds espera uma matriz de pesos (saída, entrada) do PyTorch.")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats deve ser um inteiro ≥ 1; recebi {repeats!r}.")
+    x = torch.ones(1, weight.shape[1], dtype=weight.dtype, device=weight.device)
+    best = float("inf")
+    with torch.no_grad():
+        torch.nn.functional.linear(x, weight)                          # aquecimento
+        for _ in range(repeats):
+            start = time.perf_counter()
+            torch.nn.functional.linear(x, weight)
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
+@torch.no_grad()
+def batch_decode_seconds(model, tokenizer, prompt: str, batch_size: int, steps: int = 8) -> float:
+    """A mediana do tempo de um passo de *decode* com ``batch_size`` sequências no mesmo passo (o
+    mesmo prompt repetido, guloso, com *KV cache*): os pesos lidos uma vez servem a todas.
+
+    Ver Capítulo 4, seção 4.14.3.
+    """
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size deve ser um inteiro ≥ 1; recebi {batch_size!r}.")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps deve ser um inteiro ≥ 1; recebi {steps!r}.")
+    device = next(model.parameters()).device
+    ids = torch.tensor([tokenizer(prompt)["input_ids"]] * batch_size, device=device)
+    out = model(ids, use_cache=True)                                    # prefill (fora da medida)
+    cache, times = out.past_key_values, []
+    token = out.logits[:, -1].argmax(-1, keepdim=True)
+    for _ in range(steps + 1):                                          # o primeiro passo aquece
+        start = time.perf_counter()
+        out = model(token, past_key_values=cache, use_cache=True)
+        token = out.logits[:, -1].argmax(-1, keepdim=True)
+        times.append(time.perf_counter() - start)
+        cache = out.past_key_values
+    return float(torch.tensor(times[1:]).median())

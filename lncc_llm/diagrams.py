@@ -536,3 +536,46 @@ def draw_kv_cache_growth(n_layers: int, n_kv_heads: int, head_dim: int, n_prompt
     ax2.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+def draw_beam_tree(tree, prompt: str, figsize=(11.5, 4.2)):
+    """A árvore de ``beam_search.beam_tree``: um nó por candidato, com o token e a soma dos log p.
+
+    A raiz é o prompt; cada coluna é um passo. Os candidatos mantidos (entre os ``num_beams``
+    melhores do passo) ficam em azul, ligados por linha cheia ao feixe de onde saíram
+    (``gid="mantido"``); os podados, em cinza, com linha tracejada (``gid="podado"``). O melhor do
+    último passo fica em negrito.
+    Ver Capítulo 4, seção 4.12.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize)
+    kept_y = {0: 0.0}                     # posição y de cada feixe mantido, pela ordem
+    ax.text(0, 0, prompt, ha="right", va="center", fontsize=9,
+            bbox=dict(boxstyle="round", fc=PALETTE["entrada"], ec="0.4"))
+    for step, nodes in enumerate(tree, start=1):
+        ys = [(len(nodes) - 1) / 2 - i for i in range(len(nodes))]
+        new_kept = {}
+        for node, y in zip(nodes, ys):
+            kept = node.rank is not None
+            line = ax.plot([step - 1 + 0.08, step - 0.08], [kept_y[node.parent], y],
+                           color="tab:blue" if kept else "0.7", ls="-" if kept else "--",
+                           lw=1.4 if kept else 1)
+            line[0].set_gid("mantido" if kept else "podado")
+            best = kept and node.rank == 0 and step == len(tree)
+            ax.text(step, y, f"{node.token!r}\n{node.total:.2f}", ha="center", va="center",
+                    fontsize=8, fontweight="bold" if best else "normal",
+                    bbox=dict(boxstyle="round", fc=PALETTE["embedding"] if kept else "white",
+                              ec="tab:blue" if kept else "0.7"))
+            if kept:
+                new_kept[node.rank] = y
+        kept_y = new_kept
+    height = max(len(nodes) for nodes in tree)
+    ax.set_xlim(-2.2, len(tree) + 0.6)
+    ax.set_ylim(-height / 2 - 0.3, height / 2 + 0.3)
+    ax.set_xticks(range(1, len(tree) + 1), [f"passo {t}" for t in range(1, len(tree) + 1)])
+    ax.set_yticks([])
+    for side in ("left", "right", "top"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig

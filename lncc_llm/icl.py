@@ -205,21 +205,27 @@ class KShotPoint:
 
 
 def kshot_curve(model, tokenizer, data: ICLSet, ks=(0, 1, 2, 4, 8), draws: int = 3,
-                seed: int = 0) -> list[KShotPoint]:
+                seed: int = 0, first_draw: int = 0) -> list[KShotPoint]:
     """Acurácia e AUC para cada k e cada sorteio de exemplos (k = 0 tem um sorteio só), e a
     acurácia calibrada pela entrada sem conteúdo, pontuada no mesmo lote.
 
+    Os sorteios vão de ``first_draw`` a ``draws - 1`` (a semente de cada um não depende dos outros):
+    ``first_draw=3, draws=5`` acrescenta dois sorteios a uma curva de três sem refazê-la.
     Ver Capítulo 5, seção 5.3.
     """
     from .stats import auroc
 
     if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
         raise ValueError(f"draws deve ser um inteiro ≥ 1; recebi {draws!r}.")
+    if (isinstance(first_draw, bool) or not isinstance(first_draw, int)
+            or not 0 <= first_draw < draws):
+        raise ValueError("first_draw deve ser um inteiro entre 0 e draws − 1; recebi "
+                         f"{first_draw!r}.")
     truth = [data.labels.index(item["label"]) for item in data.eval_items]
     texts = [item["text"] for item in data.eval_items]
     points = []
     for k in ks:
-        for draw in range(1 if k == 0 else draws):
+        for draw in range(first_draw, 1 if k == 0 else draws):
             demos = draw_demos(data, k, seed=1000 * seed + 10 * k + draw)
             margins = label_margins(model, tokenizer, data, demos, texts + [data.content_free])
             margins, bias = margins[:-1].tolist(), float(margins[-1])

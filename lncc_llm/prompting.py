@@ -105,10 +105,13 @@ class Vote(NamedTuple):
     total: int
 
 
-def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
+def majority_vote(labels, undecided: str = UNDECIDED, tie_break=None) -> Vote:
     """Voto da maioria entre rótulos já lidos (``None`` = resposta não interpretável, não vota).
 
-    Devolve ``undecided`` quando nenhum rótulo é válido ou quando os mais votados empatam.
+    Sem ``tie_break``, devolve ``undecided`` quando nenhum rótulo é válido ou quando os mais
+    votados empatam. Com ``tie_break`` (um ``random.Random`` semeado), um empate é decidido por
+    sorteio entre os empatados, em ordem crescente (``tie_break.choice(sorted(empatados))``): é o
+    voto por pluralidade usual, e a mesma semente dá a mesma escolha.
     Ver Capítulo 5, seção 5.6.
     """
     labels = list(labels)
@@ -116,8 +119,17 @@ def majority_vote(labels, undecided: str = UNDECIDED) -> Vote:
     valid = sum(counts.values())
     if not counts:
         return Vote(undecided, {}, 0, len(labels))
-    ranked = counts.most_common()
-    winner = ranked[0][0] if len(ranked) == 1 or ranked[0][1] > ranked[1][1] else undecided
+    top = max(counts.values())
+    tied = sorted(label for label, c in counts.items() if c == top)
+    if len(tied) == 1:
+        winner = tied[0]
+    elif tie_break is None:
+        winner = undecided
+    elif hasattr(tie_break, "choice"):
+        winner = tie_break.choice(tied)
+    else:
+        raise TypeError("tie_break deve ser um random.Random semeado (ou None, empate = sem voto); "
+                        f"recebi {type(tie_break).__name__}.")
     return Vote(winner, dict(sorted(counts.items())), valid, len(labels))
 
 
@@ -150,19 +162,20 @@ def read_sum(text: str, a: int, b: int, bare: bool = False) -> int | None:
 
 def arithmetic_items(family: str, n: int, seed: int = 0) -> list[tuple[int, int]]:
     """``n`` somas ``(a, b)`` diferentes, sorteadas sem reposição com ``random.Random(seed)``:
-    ``"duas casas"`` (a e b de 10 a 99) ou ``"uma casa"`` (de 1 a 9, 81 somas possíveis). As
-    respostas são conhecidas: ``a + b``.
+    ``"duas casas"`` (a e b de 10 a 99), ``"uma casa"`` (de 1 a 9, 81 somas possíveis) ou ``"uma e
+    duas casas"`` (a de 1 a 9, b de 10 a 99). As respostas são conhecidas: ``a + b``.
     Ver Capítulo 5, seção 5.6.1.
     """
     import random
 
-    ranges = {"duas casas": (10, 99), "uma casa": (1, 9)}
+    ranges = {"duas casas": ((10, 99), (10, 99)), "uma casa": ((1, 9), (1, 9)),
+              "uma e duas casas": ((1, 9), (10, 99))}
     if family not in ranges:
         raise ValueError(f"família {family!r} desconhecida; use uma de {sorted(ranges)}.")
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n deve ser um inteiro ≥ 1; recebi {n!r}.")
-    low, high = ranges[family]
-    pairs = [(a, b) for a in range(low, high + 1) for b in range(low, high + 1)]
+    (a_low, a_high), (b_low, b_high) = ranges[family]
+    pairs = [(a, b) for a in range(a_low, a_high + 1) for b in range(b_low, b_high + 1)]
     if n > len(pairs):
         raise ValueError(f"a família {family!r} tem só {len(pairs)} somas diferentes; "
                          f"recebi n = {n}.")
@@ -182,6 +195,19 @@ def arithmetic_results() -> dict:
 
 
 # ----------------------------------------------------------------------------- janela de contexto
+
+
+def self_consistency_results() -> dict:
+    """A seleção e o teste da autoconsistência gravados por ``scripts/autoconsistencia.py`` em
+    ``lncc_llm/dados/autoconsistencia.json``: 20 somas de seleção por família (cadeia gulosa e 5
+    sorteadas), o critério, a família escolhida e as somas de teste (direta, gulosa e 10 cadeias).
+    Ver Capítulo 5, seção 5.6.2.
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent / "dados" / "autoconsistencia.json"
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def truncate_ids(ids, budget: int, keep: str = "last"):

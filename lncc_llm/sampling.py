@@ -152,6 +152,24 @@ def top_k_filter(logits: torch.Tensor, k: int, temperature: float = 1.0) -> Nucl
     return Nucleus(order, probs.to(logits.dtype if logits.is_floating_point() else torch.float32))
 
 
+def min_p_logits(logits: torch.Tensor, min_p: float) -> torch.Tensor:
+    """O corte min-p: fica todo token com probabilidade ≥ ``min_p`` × (a do mais provável).
+
+    ``logits`` é um vetor ``(|V|,)`` (já dividido pela temperatura, se houver); devolve os mesmos
+    logits com ``-inf`` nos tokens cortados, como o ``MinPLogitsWarper`` do ``transformers``. O
+    limiar acompanha a confiança do modelo: sobe quando o primeiro token domina e desce quando a
+    distribuição é plana [Nguyen et al., 2025].
+    Ver Capítulo 4, seção 4.10.3.
+    """
+    if isinstance(min_p, bool) or not isinstance(min_p, (int, float)) or not 0.0 <= min_p <= 1.0:
+        raise ValueError(f"min_p deve ser um número entre 0 e 1; recebi {min_p!r}.")
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 1:
+        got = tuple(logits.shape) if isinstance(logits, torch.Tensor) else type(logits).__name__
+        raise ValueError(f"min_p_logits espera um vetor de logits (|V|,) do PyTorch; recebi {got}.")
+    probs = torch.softmax(logits, dim=-1)          # no tipo dos logits, como o transformers
+    return logits.masked_fill(probs < min_p * probs.max(), float("-inf"))
+
+
 def penalize_repetition(logits: torch.Tensor, previous_ids, penalty: float) -> torch.Tensor:
     """A penalidade de repetição do CTRL: os logits dos tokens que já apareceram encolhem.
 

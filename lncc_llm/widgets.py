@@ -94,7 +94,7 @@ def draw_attention_view(view: AttentionView, tokens, fig=None):
 @dataclass
 class NextTokenView:
     """O que ``next_token_view`` devolve: a distribuição com τ, os candidatos que sobram do top-k
-    e do top-p, e a entropia.
+    e do top-p, e a entropia antes e depois dos cortes.
 
     Ver Capítulo 4, seções 4.9 e 4.10.
     """
@@ -105,8 +105,9 @@ class NextTokenView:
     probs: list               # p_τ de cada um
     in_nucleus: list          # se cada um sobra depois do top-k e do top-p
     nucleus_size: int         # quantos tokens sobram
-    entropy: float            # entropia de p_τ (nats)
+    entropy: float            # entropia de p_τ (nats), antes dos cortes
     top_k: int | None = None  # None: sem top-k
+    entropy_cut: float | None = None   # entropia da distribuição sorteada (depois dos cortes)
 
 
 def next_token_view(logits, tokenizer, temperature: float, top_p: float,
@@ -121,12 +122,13 @@ def next_token_view(logits, tokenizer, temperature: float, top_p: float,
     logits = torch.as_tensor(logits).detach().double().reshape(-1)
     top_k = top_k or None
     probs = torch.softmax(apply_temperature(logits, temperature), dim=-1)
-    kept = sampling_distribution(logits, temperature, top_k, top_p) > 0
+    sampled = sampling_distribution(logits, temperature, top_k, top_p)
+    kept = sampled > 0
     top = torch.topk(probs, k)
     ids = top.indices.tolist()
     return NextTokenView(float(temperature), float(top_p), [tokenizer.decode([i]) for i in ids],
                          [float(p) for p in top.values], [bool(kept[i]) for i in ids],
-                         int(kept.sum()), float(entropy(probs)), top_k)
+                         int(kept.sum()), float(entropy(probs)), top_k, float(entropy(sampled)))
 
 
 def draw_next_token_view(view: NextTokenView, fig=None):
@@ -147,7 +149,8 @@ def draw_next_token_view(view: NextTokenView, fig=None):
     ax.set_ylabel("probabilidade")
     k_text = "sem top-k" if view.top_k is None else f"k = {view.top_k}"
     ax.set_title(f"τ = {view.temperature:.2f}, {k_text}, p = {view.top_p:.2f}: "
-                 f"{view.nucleus_size} candidatos (em azul), entropia {view.entropy:.2f} nats",
+                 f"{view.nucleus_size} candidatos (em azul); entropia {view.entropy:.2f} nats "
+                 f"antes do corte, {view.entropy_cut:.2f} depois",
                  fontsize=10)
     fig.tight_layout()
     return fig

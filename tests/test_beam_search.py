@@ -54,3 +54,32 @@ def test_bad_input_gets_pt_br_errors(decoder, kwargs, message):
     model, tok = decoder
     with pytest.raises(ValueError, match=message):
         beam_search(model, tok, "Olá", **kwargs)
+
+
+def test_beam_tree_keeps_what_the_beam_search_keeps(decoder):
+    from lncc_llm.beam_search import beam_tree
+
+    model, tok = decoder
+    tree = beam_tree(model, tok, "The capital of France is", num_beams=2, steps=3)
+    ours = beam_search(model, tok, "The capital of France is", num_beams=2, max_new_tokens=3)
+    assert [len(step) for step in tree] == [2, 4, 4]
+    assert [sorted(n.rank for n in step if n.rank is not None) for step in tree] == [[0, 1]] * 3
+    best = next(n for n in tree[-1] if n.rank == 0)
+    assert best.total == pytest.approx(ours.logprob, abs=1e-3)              # a melhor do passo 3 = a do feixe
+    assert best.token == tok.decode([ours.new_ids[-1]])
+    assert all(n.total <= best.total + 1e-6 for n in tree[-1])
+    with pytest.raises(ValueError, match="steps deve ser"):
+        beam_tree(model, tok, "Olá", steps=0)
+
+
+def test_draw_beam_tree_marks_kept_and_pruned_edges(decoder):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lncc_llm.beam_search import beam_tree
+    from lncc_llm.diagrams import draw_beam_tree
+
+    model, tok = decoder
+    fig = draw_beam_tree(beam_tree(model, tok, "Once upon a time,", num_beams=2, steps=3), "Once upon a time,")
+    gids = [line.get_gid() for line in fig.axes[0].lines]
+    assert gids.count("mantido") == 6 and gids.count("podado") == 4

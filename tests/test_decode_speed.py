@@ -56,3 +56,41 @@ def test_bytes_per_token_refuses_a_model_without_kv_heads():
         decode_bytes_per_token(model, 4)
     with pytest.raises(ValueError, match="n_positions"):
         decode_bytes_per_token(model, -1)
+
+
+def test_cpu_bf16_support_reads_the_torch_flags():
+    from lncc_llm.decode_speed import cpu_bf16_support
+
+    info = cpu_bf16_support()
+    assert info["capacidade"] == torch.backends.cpu.get_cpu_capability()
+    assert set(info) == {"capacidade", "avx512_bf16", "amx"} and all(isinstance(info[k], bool) for k in ("avx512_bf16", "amx"))
+
+
+def test_gemv_seconds_times_one_product_and_refuses_nonsense():
+    from lncc_llm.decode_speed import gemv_seconds
+
+    w = torch.randn(4096, 512)
+    t = gemv_seconds(w, repeats=3)
+    assert 0 < t < 1.0
+    with pytest.raises(ValueError, match="matriz de pesos"):
+        gemv_seconds(torch.randn(8))
+    with pytest.raises(ValueError, match="repeats"):
+        gemv_seconds(w, repeats=0)
+
+
+def test_batch_decode_seconds_on_a_tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from lncc_llm.decode_speed import batch_decode_seconds
+
+    class Tok:
+        def __call__(self, text):
+            return {"input_ids": [1, 2, 3]}
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2)).eval()
+    for b in (1, 4):
+        assert 0 < batch_decode_seconds(model, Tok(), "x", b, steps=3) < 1.0
+    with pytest.raises(ValueError, match="batch_size"):
+        batch_decode_seconds(model, Tok(), "x", 0)

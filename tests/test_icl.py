@@ -87,6 +87,15 @@ def test_curve_accuracy_and_auc_match_sklearn(decoder):
     assert point.calibrated_accuracy == calibrated
 
 
+def test_extra_draws_continue_the_same_curve(decoder):
+    model, tok = decoder
+    data = relabel(icl_set("en"), {"negative": "bar", "positive": "foo"})
+    full = kshot_curve(model, tok, data, ks=(0, 1), draws=2)
+    extra = kshot_curve(model, tok, data, ks=(0, 1), draws=2, first_draw=1)
+    assert [(p.k, p.draw) for p in extra] == [(1, 1)]                  # k = 0 tem um sorteio só, já feito
+    assert extra[0].demos == full[-1].demos and extra[0].auc == pytest.approx(full[-1].auc)
+
+
 def test_relabel_renames_every_label_and_keeps_the_items():
     data = icl_set("en")
     arbitrary = relabel(data, {"negative": "bar", "positive": "foo"})
@@ -105,5 +114,7 @@ def test_bad_input():
         icl_set("fr")
     with pytest.raises(ValueError, match="draws"):
         kshot_curve(None, None, icl_set("en"), draws=0)
+    with pytest.raises(ValueError, match="first_draw"):
+        kshot_curve(None, None, icl_set("en"), draws=3, first_draw=3)
     with pytest.raises(ValueError, match="Nada para pontuar"):
         label_margins(None, None, icl_set("en"), [], [])

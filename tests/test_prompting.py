@@ -124,6 +124,21 @@ def test_majority_vote_counts_only_parsed_answers():
     assert (vote.valid, vote.total) == (3, 5)
 
 
+def test_majority_vote_seeded_tie_break():
+    import random
+
+    tied = [144, 85, None, 85, 144, 7]
+    picks = [majority_vote(tied, tie_break=random.Random(seed)).label for seed in range(200)]
+    assert set(picks) == {85, 144}                                  # só os empatados, nunca o 7
+    assert 60 < picks.count(85) < 140                               # sorteio, não a primeira vista
+    assert picks == [majority_vote(tied, tie_break=random.Random(s)).label for s in range(200)]
+    assert picks[0] == random.Random(0).choice([85, 144])           # a regra: choice(sorted(empatados))
+    assert majority_vote([3, 3, 5], tie_break=random.Random(0)).label == 3   # sem empate, o sorteio não entra
+    assert majority_vote([None, None], tie_break=random.Random(0)).label == UNDECIDED
+    with pytest.raises(TypeError, match="random.Random"):
+        majority_vote([1, 2], tie_break=0)
+
+
 def test_majority_vote_undecided_when_nothing_parses_or_tie():
     samples = ['Adunator "Initive an', "REGUMINAVING DES", "An"]
     vote = majority_vote(parse_label(s) for s in samples)

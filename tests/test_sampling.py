@@ -4,6 +4,7 @@ import math
 import pytest
 import torch
 from transformers.generation.logits_process import (
+    MinPLogitsWarper,
     RepetitionPenaltyLogitsProcessor,
     TemperatureLogitsWarper,
     TopKLogitsWarper,
@@ -15,6 +16,7 @@ from lncc_llm.sampling import (
     context_window,
     entropy,
     generate,
+    min_p_logits,
     penalize_repetition,
     sample_many,
     sampling_distribution,
@@ -174,6 +176,32 @@ def test_top_k_keeps_exactly_k_without_ties_and_respects_temperature():
     expected = torch.softmax(torch.tensor([3.0, 2.0]).double() / 0.5, -1)
     assert torch.allclose(nucleus.probs[[0, 2]].double(), expected)
     assert top_k_filter(logits, 99).indices.numel() == 5
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("min_p", [0.0, 0.05, 0.3, 1.0])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_min_p_equals_transformers_warper(seed, min_p, dtype):
+    g = torch.Generator().manual_seed(seed)
+    logits = (torch.randn(60, generator=g) * 3).to(dtype)
+    logits[7] = logits.max()                                  # um empate no topo
+    theirs = MinPLogitsWarper(min_p=min_p)(torch.zeros(1, 1, dtype=torch.long), logits[None].clone())[0]
+    ours = min_p_logits(logits, min_p)
+    assert torch.equal(torch.isfinite(ours), torch.isfinite(theirs))
+    assert torch.equal(ours[torch.isfinite(ours)], logits[torch.isfinite(ours)])
+    assert ours.dtype == dtype
+
+
+def test_min_p_known_threshold_and_bad_input():
+    probs = torch.tensor([0.5, 0.3, 0.1, 0.06, 0.04]).double()
+    kept = torch.isfinite(min_p_logits(probs.log(), 0.2))       # limiar 0.2 × 0.5 = 0.1: o 0.1 fica
+    assert kept.tolist() == [True, True, True, False, False]
+    assert torch.isfinite(min_p_logits(probs.log(), 1.0)).sum() == 1
+    for bad in (-0.1, 1.5, True, "0.1"):
+        with pytest.raises(ValueError, match="min_p deve ser"):
+            min_p_logits(probs.log(), bad)
+    with pytest.raises(ValueError, match=r"vetor de logits \(\|V\|,\)"):
+        min_p_logits(torch.zeros(2, 3), 0.1)
 
 
 @pytest.mark.parametrize("seed", range(10))

@@ -51,3 +51,19 @@ def test_wilson_interval_solves_the_score_equation():
     assert ev.wilson_interval(8, 8)[0] == pytest.approx(0.6756, abs=1e-4)
     with pytest.raises(ValueError, match="hits"):
         ev.wilson_interval(9, 8)
+
+
+def test_auroc_se_hanley_mcneil_known_values_and_bootstrap():
+    import numpy as np
+
+    from lncc_llm.stats import auroc, auroc_se
+
+    assert auroc_se(0.5, 24, 24) == pytest.approx(0.0842, abs=5e-4)     # o "uns 0,08" do Capítulo 5
+    assert auroc_se(0.95, 24, 24) < auroc_se(0.8, 24, 24) < auroc_se(0.5, 24, 24)
+    assert auroc_se(1.0, 24, 24) == 0.0
+    rng = np.random.default_rng(0)                                     # contra a dispersão de AUCs simuladas
+    aucs = [auroc(np.r_[rng.normal(1, 1, 24), rng.normal(0, 1, 24)], [1] * 24 + [0] * 24) for _ in range(2000)]
+    assert auroc_se(float(np.mean(aucs)), 24, 24) == pytest.approx(float(np.std(aucs)), rel=0.15)
+    for bad in ((0.5, 0, 3), (1.2, 3, 3), (0.5, 2.0, 3)):
+        with pytest.raises(ValueError):
+            auroc_se(*bad)

@@ -1,4 +1,6 @@
 """Testes de lncc_llm.widgets: as vistas puras e os exploradores, sem navegador."""
+import math
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -43,6 +45,7 @@ def test_next_token_view_matches_the_sampling_functions():
     assert view.probs == pytest.approx(torch.sort(p, descending=True).values[:4].tolist())
     assert view.nucleus_size == len(top_p_filter(z, 0.8, temperature=0.7).indices)
     assert view.entropy == pytest.approx(float(entropy(p)))
+    assert view.entropy_cut < view.entropy and view.entropy_cut <= math.log(view.nucleus_size) + 1e-9
     assert view.in_nucleus == [i < view.nucleus_size for i in range(4)]
     assert view.tokens == ["t0", "t1", "t2", "t3"]
     with_k = wd.next_token_view(z, FakeTokenizer(), temperature=0.7, top_p=0.8, k=4, top_k=1)

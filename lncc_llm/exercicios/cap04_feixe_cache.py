@@ -1,7 +1,8 @@
-"""Exercícios conferíveis do Capítulo 4, segunda parte: a penalidade de repetição do CTRL e o KV cache de 7 B."""
+"""Exercícios conferíveis do Capítulo 4, segunda parte: a penalidade de repetição do CTRL (núcleo, na seção 4.13) e
+o KV cache de 7 B."""
 from __future__ import annotations
 
-from .contexto import celulas_do_notebook
+from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap04_feixe_cache"
@@ -36,13 +37,76 @@ def _penalidade_do_transformers(logits, context_ids, theta):
                                                                   logits[None].clone())[0]
 
 
+_PROMPTS_EX1 = ("The history of the city of Rome", "My favourite recipe for a quick dinner is",
+                "Machine learning is a field that")
+
+
 def _entradas_ex1(ns):
     import torch
 
     z = ns["z"]
     sintetico = z.clone()                       # logits de sinais conhecidos em 5 ids, dois deles repetidos
     sintetico[torch.tensor([10, 20, 30, 40, 50])] = torch.tensor([2.0, -1.0, 0.5, -3.0, 0.0], dtype=z.dtype)
-    return [(z, list(ns["context"]), 1.3), (sintetico, [10, 20, 20, 40, 50, 10, 30], 1.5)]
+    g = torch.Generator().manual_seed(7)
+    sorteado = torch.randn(300, generator=g) * 4           # um vocabulário pequeno, ids repetidos e o id 0
+    contexto = torch.randint(0, 300, (40,), generator=g).tolist() + [0, 0, 299]
+    contexto_da_licao = ns["prompt_ids"]["input_ids"][0].tolist() + list(ns["greedy_ids"])
+    return [(z, contexto_da_licao, 1.3), (sintetico, [10, 20, 20, 40, 50, 10, 30], 1.5),
+            (sorteado, contexto, 1.2), (sorteado, contexto[:5], 2.0)]
+
+
+def _gulosa_com(penalidade, ns, prompt, theta, n_new=12):
+    """O laço guloso com KV cache em que a penalidade do leitor escolhe cada token."""
+    import torch
+
+    model, tokenizer = ns["model"], ns["tokenizer"]
+    device = next(model.parameters()).device
+    ids = tokenizer(prompt)["input_ids"]
+    novos, cache, entrada = [], None, torch.tensor([ids], device=device)
+    with torch.no_grad():
+        for _ in range(n_new):
+            out = model(entrada, past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            z = penalidade(out.logits[0, -1].float().cpu(), ids + novos, theta)
+            token = int(torch.as_tensor(z).argmax())
+            novos.append(token)
+            if token == tokenizer.eos_token_id:
+                break
+            entrada = torch.tensor([[token]], device=device)
+    return novos
+
+
+def _gulosa_do_transformers(ns, prompt, theta, n_new=12):
+    import torch
+
+    model, tokenizer = ns["model"], ns["tokenizer"]
+    device = next(model.parameters()).device
+
+    def calcular():
+        entrada = tokenizer([prompt], return_tensors="pt").to(device)
+        with torch.inference_mode():
+            out = model.generate(**entrada, do_sample=False, max_new_tokens=n_new, repetition_penalty=theta)
+        return out[0, entrada["input_ids"].shape[1]:].tolist()
+    return memorizar(("generate com penalidade", id(model), prompt, theta, n_new), calcular)
+
+
+def _conferir_ex1(respostas, ns):
+    """Saída por saída contra o `RepetitionPenaltyLogitsProcessor`; depois, a função do leitor dentro de um laço
+    guloso de 12 tokens, em três prompts que a lição não mostra, contra o `model.generate(repetition_penalty=1,3)`."""
+    from .comparar import Incorreto, comparar
+
+    casos = _entradas_ex1(ns)
+    for i, ((logits, contexto, theta), obtido) in enumerate(zip(casos, respostas["my_penalty"]), start=1):
+        comparar(obtido, _penalidade_do_transformers(logits, contexto, theta), rtol=1e-6, atol=1e-6,
+                 nome=f"a saída de `my_penalty` na chamada de teste {i} de {len(casos)}")
+    for prompt in _PROMPTS_EX1:
+        certo = _gulosa_do_transformers(ns, prompt, 1.3)
+        obtido = _gulosa_com(ns["my_penalty"], ns, prompt, 1.3)
+        if obtido != certo:
+            k = next((i for i, (a, b) in enumerate(zip(obtido, certo)) if a != b), min(len(obtido), len(certo)))
+            raise Incorreto(f"com a sua penalidade (θ = 1,3), um laço guloso num prompt que a lição não mostra se "
+                            f"separa do `model.generate(repetition_penalty=1.3)` no token {k + 1}: confira se a "
+                            "regra vale para todos os ids do contexto, o prompt inclusive.")
 
 
 def _sempre_divide(logits, context_ids, theta):
@@ -79,6 +143,7 @@ ex1 = Exercicio(
         "Com `v = out[seen]`, `torch.where(v > 0, v / theta, v * theta)` aplica os dois casos de uma vez.",
     ),
     esperado=lambda ns: {"my_penalty": _penalidade_do_transformers},
+    conferir=_conferir_ex1,
     entradas=_entradas_ex1,
     erros_comuns=(
         ErroComum("um logit negativo foi dividido por θ, e isso o aproxima de zero: o token ficou mais provável. "
@@ -91,11 +156,17 @@ ex1 = Exercicio(
                   "Positivos se dividem por θ; negativos se multiplicam.",
                   lambda ns: {"my_penalty": _invertida}),
     ),
+    proibidas=("lncc_llm.sampling.penalize_repetition",
+               "transformers.generation.logits_process.RepetitionPenaltyLogitsProcessor",
+               "transformers.RepetitionPenaltyLogitsProcessor"),
+    tipo="nucleo",
     inicio="""
 def my_penalty(logits, context_ids, theta):
-    # logits: tensor [|V|]; context_ids: lista de ids (int); theta: float > 1
-    return ____     # um tensor [|V|]: os logits com a regra do CTRL nos ids do contexto
+    \"\"\"A penalidade de repetição do CTRL (seção 4.13). logits: tensor [|V|]; context_ids: lista de ids
+    (int), o prompt e o que já foi gerado; theta: float > 1. Devolve um tensor [|V|] novo.\"\"\"
+    return ____
 """,
+    seguir="penalize_repetition = my_penalty",
     contexto=_contexto,
 )
 

@@ -1,5 +1,8 @@
-"""Exercício conferível do Capítulo 4, primeira parte: o top-k no laço de geração."""
+"""Exercícios conferíveis do Capítulo 4, primeira parte: o corte min-p (núcleo), a temperatura de uma razão
+e o tamanho de um núcleo (previsão), e o top-k no laço de geração."""
 from __future__ import annotations
+
+import math
 
 from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
@@ -9,8 +12,152 @@ NOTEBOOK = "cap04_inferencia_causal"
 _contexto = celulas_do_notebook(NOTEBOOK, ("35b1cfb5", "2bebc82c", "f8222262"))
 
 
-# ---------------------------------------------------------------- exercício 1: top-k na generate_ids
+# ---------------------------------------------------------------- exercício 1 (núcleo): o corte min-p
+_PROMPTS_EX1 = ("The best way to learn a new language is", "Rio de Janeiro is famous for its",
+                "def add(a, b):\n    return")
+
+
+def _logits_do_modelo(ns, prompt):
+    import torch
+
+    model, tokenizer = ns["model"], ns["tokenizer"]
+    device = next(model.parameters()).device
+
+    def calcular():
+        with torch.no_grad():
+            return model(**tokenizer(prompt, return_tensors="pt").to(device)).logits[0, -1].double().cpu()
+    return memorizar(("logits do próximo token", id(model), prompt), calcular)
+
+
 def _entradas_ex1(ns):
+    """Logits que a lição não mostra: três prompts do SmolLM2, com e sem temperatura, e dois vetores
+    sorteados (um com empate no topo, um quase plano). Cada chamada recebe uma cópia."""
+    import torch
+
+    g = torch.Generator().manual_seed(41)
+    empate = torch.randn(80, generator=g, dtype=torch.float64) * 2
+    empate[[5, 17]] = empate.max() + 1.0                          # dois tokens empatados no topo
+    plano = torch.randn(80, generator=g, dtype=torch.float64) * 0.2
+    z1, z2, z3 = (_logits_do_modelo(ns, p) for p in _PROMPTS_EX1)
+    return [(z1.clone(), 0.1), (z2 / 0.7, 0.05), (z3.clone(), 0.2), (z1 / 1.5, 0.02), (empate, 0.3),
+            (plano, 0.5)]
+
+
+def _min_p_transformers(logits, min_p):
+    """A referência: o ``MinPLogitsWarper`` do ``transformers``."""
+    import torch
+    from transformers.generation.logits_process import MinPLogitsWarper
+
+    return MinPLogitsWarper(min_p=min_p)(torch.zeros(1, 1, dtype=torch.long), logits[None].clone())[0]
+
+
+def _min_p_errado(tipo):
+    def cortar(logits, min_p):
+        import torch
+
+        probs = torch.softmax(logits, dim=-1)
+        if tipo == "absoluto":
+            return logits.masked_fill(probs < min_p, float("-inf"))
+        if tipo == "logits":
+            return logits.masked_fill(logits < min_p * logits.max(), float("-inf"))
+        cortados = probs < min_p * probs.max()
+        if tipo == "zero":
+            return logits.masked_fill(cortados, 0.0)
+        mantidas = probs.masked_fill(cortados, 0.0)
+        return mantidas / mantidas.sum() if tipo == "probabilidades" else mantidas
+    return cortar
+
+
+ex1 = Exercicio(
+    "cap04_inferencia_causal.ex1", "o corte min-p", ("my_min_p",),
+    dicas=(
+        "Passe os logits pelo softmax e ache a maior probabilidade, `p_max`; o limiar é `min_p * p_max`.",
+        "Ficam os tokens com probabilidade ≥ limiar (o mais provável sempre fica); os outros recebem `-inf` com "
+        "`logits.masked_fill(mascara, float(\"-inf\"))`, que devolve uma cópia.",
+        "Devolva os **logits** (não as probabilidades): a lição, como o `transformers`, aplica o softmax depois "
+        "do corte, e `-inf` vira probabilidade 0.",
+    ),
+    esperado=lambda ns: {"my_min_p": _min_p_transformers},
+    entradas=_entradas_ex1,
+    erros_comuns=(
+        ErroComum("o limiar ficou absoluto (`p ≥ min_p`): no min-p ele é relativo ao token mais provável, "
+                  "`min_p × p_max`, e por isso acompanha a confiança do modelo.",
+                  lambda ns: {"my_min_p": _min_p_errado("absoluto")}),
+        ErroComum("o limiar foi aplicado aos logits (`z ≥ min_p × z_max`): logits não são probabilidades, podem ser "
+                  "negativos, e a razão entre eles não quer dizer nada. Passe pelo softmax primeiro.",
+                  lambda ns: {"my_min_p": _min_p_errado("logits")}),
+        ErroComum("os tokens cortados ficaram com logit 0, que é um logit como outro qualquer (probabilidade "
+                  "exp(0)/Σ, não zero): use `float(\"-inf\")`.",
+                  lambda ns: {"my_min_p": _min_p_errado("zero")}),
+        ErroComum("a função devolveu probabilidades: devolva os logits com `-inf` nos cortados, como o "
+                  "`MinPLogitsWarper`; o softmax (e a renormalização) vem depois, no laço.",
+                  lambda ns: {"my_min_p": _min_p_errado("probabilidades")}),
+        ErroComum("a função devolveu probabilidades com zeros nos cortados: devolva os logits, com `-inf` nos "
+                  "cortados; o softmax vem depois, no laço.",
+                  lambda ns: {"my_min_p": _min_p_errado("zeros")}),
+    ),
+    proibidas=("transformers.generation.logits_process.MinPLogitsWarper", "transformers.MinPLogitsWarper",
+               "lncc_llm.sampling.min_p_logits"),
+    tipo="nucleo",
+    inicio="""
+def my_min_p(logits, min_p):
+    \"\"\"O corte min-p (seção 4.10.3): os logits (|V|,), com -inf em todo token de probabilidade
+    menor que min_p vezes a do mais provável.\"\"\"
+    return ____
+""",
+    seguir="min_p_logits = my_min_p",
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: prever antes de medir
+def _razao_e_nucleo(ns, inverte_tau=False, tau_do_nucleo=0.5, menos_um=False):
+    import torch
+
+    from ..sampling import top_p_filter
+
+    z = ns["z"].double()
+    top2 = torch.topk(z, 2).indices.tolist()
+    delta = float(z[top2[0]] - z[top2[1]])
+    tau = math.log(2) / delta if inverte_tau else delta / math.log(2)
+    tamanho = len(top_p_filter(z, 0.6, temperature=tau_do_nucleo).indices)
+    return {"tau_ratio_2": tau, "nucleus_size": tamanho - 1 if menos_um else tamanho}
+
+
+ex2 = Exercicio(
+    "cap04_inferencia_causal.ex2", "a temperatura de uma razão e o tamanho de um núcleo", ("tau_ratio_2", "nucleus_size"),
+    dicas=(
+        "Da seção 4.9: p_τ(a)/p_τ(b) = exp((z_a − z_b)/τ). Iguale a 2 e isole τ; z_a − z_b está impresso.",
+        "Para o núcleo: divida `z` por τ = 0,5, passe pelo softmax, ordene em ordem decrescente e acumule "
+        "(`cumsum`); o núcleo é o menor prefixo cuja massa chega a 0,6.",
+        "Conte o token que faz a massa passar de 0,6: ele entra no núcleo. Em código, "
+        "`int((acumulada < 0.6).sum()) + 1`.",
+    ),
+    esperado=lambda ns: _razao_e_nucleo(ns),
+    rtol=5e-3,
+    erros_comuns=(
+        ErroComum("τ saiu invertido: de exp(Δ/τ) = 2 vem Δ/τ = ln 2, então τ = Δ / ln 2 (um τ menor que 1, que "
+                  "concentra a distribuição e aumenta a razão de 1,35 para 2).",
+                  lambda ns: _razao_e_nucleo(ns, inverte_tau=True)),
+        ErroComum("o núcleo foi contado sem a temperatura: com τ = 1 ele tem o tamanho impresso na seção 4.10.2. "
+                  "Divida os logits por 0,5 antes do softmax.",
+                  lambda ns: _razao_e_nucleo(ns, tau_do_nucleo=1.0)),
+        ErroComum("faltou o token que faz a massa chegar a 0,6: o núcleo é o menor prefixo com massa ≥ p, e o "
+                  "último token contado é o que cruza p.",
+                  lambda ns: _razao_e_nucleo(ns, menos_um=True)),
+        ErroComum("a temperatura multiplicou os logits em vez de dividir: z/τ com τ = 0,5 é 2z.",
+                  lambda ns: _razao_e_nucleo(ns, tau_do_nucleo=2.0)),
+    ),
+    inicio="""
+tau_ratio_2 = ____     # o τ em que p(' can') / p(' take') = 2 (um número)
+nucleus_size = ____    # quantos tokens entram no núcleo de p = 0,6 com τ = 0,5 (um int)
+""",
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 3: top-k na generate_ids
+def _entradas_ex3(ns):
     p = ns["prompt"]
     # (prompt, n_new, temperature, top_k, top_p, seed), 6 tokens cada (o laço sem cache é caro): os controles do
     # enunciado, o top-k sozinho com τ alto,
@@ -64,8 +211,8 @@ def _laco_p_antes_do_k(ns, prompt, n_new, temperature, top_k, top_p, seed):
     return novos
 
 
-ex1 = Exercicio(
-    "cap04_inferencia_causal.ex1", "top-k na função de geração", ("generate_ids_k",),
+ex3 = Exercicio(
+    "cap04_inferencia_causal.ex3", "top-k na função de geração", ("generate_ids_k",),
     dicas=(
         "Copie a `generate_ids` da seção 4.11 e mexa só no trecho do sorteio: o resto do laço (o prefixo inteiro "
         "a cada passo, o mesmo `rng`, um `torch.multinomial` por passo) fica igual, e é isso que faz a mesma "
@@ -77,7 +224,7 @@ ex1 = Exercicio(
         "`top_k=1`, a sua função tem de dar a gulosa, qualquer que seja τ.",
     ),
     esperado=lambda ns: {"generate_ids_k": _pela_biblioteca(ns)},
-    entradas=_entradas_ex1,
+    entradas=_entradas_ex3,
     erros_comuns=(
         ErroComum("o `top_k` não mudou nada: a sua função dá os mesmos tokens que a geração sem corte. Confira se "
                   "o corte roda quando `top_k` não é `None`.",

@@ -1,4 +1,5 @@
-"""Exercícios conferíveis do Capítulo 5, segunda parte: um validador de formato, o voto em 10 + 5 e a janela."""
+"""Exercícios conferíveis do Capítulo 5, segunda parte: a margem do primeiro token (núcleo), um validador de
+formato, o voto em 10 + 5 e a janela."""
 from __future__ import annotations
 
 import re
@@ -16,7 +17,113 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
     definicoes=("2e4673f7",))
 
 
-# ---------------------------------------------------------------- exercício 1: um validador para uma frase
+# ---------------------------------------------------------------- exercício 1 (núcleo): a margem do 1º token
+_contexto_margem = celulas_do_notebook(NOTEBOOK, (
+    "cap05b-setup", "cap05b-imports", "cap05b-medida", "cap05b-margem-preparo"))
+_PEDIDOS_EX1 = (
+    ("Classify the sentiment of this review as positive or negative.\n\nReview: {text}\n\n"
+     "Answer with one word: positive or negative.", None),
+    ("Is this review positive or negative?\n\n{text}", "You label movie reviews. Answer in one word."),
+    ("Review: {text}\nSentiment (negative or positive):", None),
+)
+
+
+def _conversas_ex1(ns):
+    """Conversas que a lição não mostra: as 16 críticas de exemplo (a lição usa as 48 de avaliação),
+    com três pedidos diferentes dos da lição, um deles com mensagem de sistema."""
+    from ..icl import icl_set
+
+    demos = [item["text"] for item in icl_set("en").demo_items]
+    conversas = []
+    for i, texto in enumerate(demos):
+        pedido, sistema = _PEDIDOS_EX1[i % len(_PEDIDOS_EX1)]
+        cabeca = [{"role": "system", "content": sistema}] if sistema else []
+        conversas.append(cabeca + [{"role": "user", "content": pedido.replace("{text}", texto)}])
+    return conversas
+
+
+def _entradas_ex1(ns):
+    return [(conversa,) for conversa in _conversas_ex1(ns)]
+
+
+def _margens_de_referencia(ns, rotulos=("negative", "positive")):
+    from ..output_format import first_token_margins
+
+    chave = ("margens do 1º token", id(ns["model"]), rotulos)
+    return memorizar(chave, lambda: first_token_margins(ns["model"], ns["tokenizer"], _conversas_ex1(ns),
+                                                         rotulos).tolist())
+
+
+def _pela_referencia(ns, transformar=lambda m: m):
+    margens = dict(zip((repr(c) for c in _conversas_ex1(ns)), _margens_de_referencia(ns)))
+    return lambda conversation: transformar(margens[repr(conversation)])
+
+
+def _margem_errada(ns, tipo):
+    import torch
+
+    model, tokenizer = ns["model"], ns["tokenizer"]
+    device = next(model.parameters()).device
+
+    def margem(conversation):
+        def calcular():
+            texto = tokenizer.apply_chat_template(conversation, add_generation_prompt=tipo != "sem prompt",
+                                                  tokenize=False)
+            ids = tokenizer(texto, add_special_tokens=False, return_tensors="pt")["input_ids"].to(device)
+            with torch.no_grad():
+                logp = torch.log_softmax(model(ids).logits[0, -1].float(), dim=-1)
+            palavras = (" positive", " negative") if tipo == "espaço" else ("positive", "negative")
+            pos, neg = (tokenizer(w, add_special_tokens=False)["input_ids"][0] for w in palavras)
+            if tipo == "probabilidades":
+                return (logp[pos].exp() - logp[neg].exp()).item()
+            return (logp[pos] - logp[neg]).item()
+        return memorizar(("margem errada", tipo, id(model), repr(conversation)), calcular)
+    return margem
+
+
+ex1 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex1", "a margem do primeiro token", ("my_first_token_margin",),
+    dicas=(
+        "Monte o texto com `tokenizer.apply_chat_template(conversation, add_generation_prompt=True, "
+        "tokenize=False)`: o `add_generation_prompt` abre a vez do assistente, e é o primeiro token **dela** que "
+        "se quer.",
+        "Tokenize com `add_special_tokens=False` (o template já pôs as marcas), rode o modelo sob "
+        "`torch.no_grad()` e fique com os logits da última posição, `[0, -1]`.",
+        "`torch.log_softmax` nesses logits dá log p de cada token; a margem é "
+        "`logp[positive_id] - logp[negative_id]`, um `float` (`.item()`).",
+    ),
+    esperado=lambda ns: {"my_first_token_margin": _pela_referencia(ns)},
+    entradas=_entradas_ex1,
+    atol=2e-3, rtol=1e-3,
+    erros_comuns=(
+        ErroComum("a margem saiu com o sinal trocado: ela é log p(positive) − log p(negative), positiva quando o "
+                  "modelo pende para \"positive\".",
+                  lambda ns: {"my_first_token_margin": _pela_referencia(ns, lambda m: -m)}),
+        ErroComum("isso é a diferença das probabilidades, não dos logaritmos: use `torch.log_softmax` (a margem em "
+                  "log-probabilidade é a da seção 5.3.1, e é ela que se compara com um limiar).",
+                  lambda ns: {"my_first_token_margin": _margem_errada(ns, "probabilidades")}),
+        ErroComum("a margem foi lida no fim do turno do usuário: sem `add_generation_prompt=True`, o texto não "
+                  "abre a vez do assistente, e o próximo token previsto não é o primeiro da resposta.",
+                  lambda ns: {"my_first_token_margin": _margem_errada(ns, "sem prompt")}),
+        ErroComum("os ids são os de \" positive\" e \" negative\", com espaço: a resposta do assistente começa "
+                  "sem espaço, e os ids certos são `positive_id` e `negative_id`, da célula acima.",
+                  lambda ns: {"my_first_token_margin": _margem_errada(ns, "espaço")}),
+    ),
+    proibidas=("lncc_llm.output_format.first_token_margins", "lncc_llm.prompting.label_logprob",
+               "lncc_llm.prompting.score_labels", "lncc_llm.likelihood.last_token_logits"),
+    tipo="nucleo",
+    inicio="""
+def my_first_token_margin(conversation):
+    \"\"\"log p(positive) − log p(negative) no primeiro token da resposta do assistente a `conversation`
+    (uma lista de mensagens), numa passagem do modelo, sem gerar nada (seção 5.5.2).\"\"\"
+    return ____
+""",
+    seguir="first_token_margin = my_first_token_margin",
+    contexto=_contexto_margem,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: um validador para uma frase
 def _frase(texto):
     achado = re.fullmatch(r"\s*The review is (positive|negative)\.\s*", texto)
     return achado.group(1) if achado else None
@@ -46,7 +153,7 @@ def _respostas_padrao(ns):
     return ns["system_runs"]["sistema padrão"]["answers"]
 
 
-def _entradas_ex1(ns):
+def _entradas_ex2(ns):
     difíceis = ["The review is positive.", "  The review is negative. ", "The review is positive",
                 "The review is positive. The reviewer loved it.", "the review is positive.",
                 "The review is Positive.", "I think the review is negative.", "negative",
@@ -59,8 +166,8 @@ def _validas(ns, validador):
     return sum(validador(a) is not None for a in _respostas_padrao(ns))
 
 
-ex1 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex1", "um validador para uma frase", ("sentence_label", "n_valid"),
+ex2 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex2", "um validador para uma frase", ("sentence_label", "n_valid"),
     dicas=(
         "O formato pedido é uma frase exata: \"The review is positive.\" ou \"The review is negative.\", com espaços "
         "em volta tolerados e nada mais, nem antes nem depois.",
@@ -70,7 +177,7 @@ ex1 = Exercicio(
         "`sentence_label` não devolve `None`.",
     ),
     esperado=lambda ns: {"sentence_label": _frase, "n_valid": _validas(ns, _frase)},
-    entradas=_entradas_ex1,
+    entradas=_entradas_ex2,
     erros_comuns=(
         ErroComum("o validador aceitou uma resposta que continua depois da frase (\"The review is positive. The "
                   "reviewer…\"): o formato pedido é a frase e nada mais; use `re.fullmatch`, não `re.match`.",
@@ -100,7 +207,7 @@ n_valid = ____      # quantas das 48 respostas com o sistema padrão (seção 5.
 )
 
 
-# ---------------------------------------------------------------- exercício 2: o voto em 10 + 5
+# ---------------------------------------------------------------- exercício 3: o voto em 10 + 5
 def _cadeias(ns):
     from ..sampling import sample_many
 
@@ -117,11 +224,12 @@ def _ler_soma(texto, a, b):
     return read_sum(texto, a, b)
 
 
-def _esperado_ex2(ns):
+def _esperado_ex3(ns):
     from ..prompting import majority_vote
 
     respostas = [_ler_soma(s, 10, 5) for s in _cadeias(ns)]
-    return {"samples": list(_cadeias(ns)), "answers": respostas, "vote_label": majority_vote(respostas).label}
+    return {"samples": list(_cadeias(ns)), "answers": respostas, "vote_label": majority_vote(respostas).label,
+            "wrong_distinct": len({r for r in respostas if r is not None and r != 15})}
 
 
 def _primeiro_numero(texto):
@@ -129,8 +237,9 @@ def _primeiro_numero(texto):
     return int(achado.group()) if achado else None
 
 
-ex2 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex2", "a autoconsistência em 10 + 5", ("samples", "answers", "vote_label"),
+ex3 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex3", "a autoconsistência em 10 + 5",
+    ("samples", "answers", "vote_label", "wrong_distinct"),
     dicas=(
         "É a receita da seção 5.6 com outra conta: troque 27 + 58 por 10 + 5 na pergunta passo a passo e nos argumentos de "
         "`read_sum` (a função fica como está), com cadeias de até 32 tokens.",
@@ -139,7 +248,7 @@ ex2 = Exercicio(
         "`majority_vote(answers)` faz o voto: o vencedor está em `.label`, e quantas respostas valeram, em "
         "`.valid`.",
     ),
-    esperado=_esperado_ex2,
+    esperado=_esperado_ex3,
     erros_comuns=(
         ErroComum("o extrator ainda procura a conta 27 + 58: passe os números desta pergunta, "
                   "`read_sum(texto, 10, 5)`.",
@@ -147,22 +256,26 @@ ex2 = Exercicio(
         ErroComum("esse extrator lê o primeiro número do texto, que é o eco do enunciado: use `read_sum`, que só "
                   "aceita a resposta declarada ou o resultado escrito logo depois da conta.",
                   lambda ns: {"answers": [_primeiro_numero(s) for s in _cadeias(ns)]}),
+        ErroComum("`wrong_distinct` contou também o `None` (cadeia sem resposta) ou a resposta certa: conte só os "
+                  "números lidos que não são 15, cada um uma vez (um `set`).",
+                  lambda ns: {"wrong_distinct": len({_ler_soma(s, 10, 5) for s in _cadeias(ns)})}),
     ),
     atalhos=(
         ErroComum("`samples` não são as 10 cadeias que o modelo sorteia com essa receita (semente 0): gere-as "
                   "com `sample_many`, e as respostas e o voto saem delas; digitar `[15] * 10` não mede nada.",
-                  lambda ns: {"samples": ["15"] * 10, "answers": [15] * 10, "vote_label": 15}),
+                  lambda ns: {"samples": ["15"] * 10, "answers": [15] * 10, "vote_label": 15, "wrong_distinct": 0}),
     ),
     inicio="""
 samples = ____      # as 10 cadeias sorteadas (uma lista de 10 textos, de sample_many)
 answers = ____      # as 10 respostas lidas por read_sum (int, ou None quando não há resposta)
 vote_label = ____   # o vencedor do voto da maioria (o .label de majority_vote)
+wrong_distinct = ____   # quantas respostas erradas DIFERENTES as cadeias deram (None não conta; int)
 """,
     contexto=_contexto,
 )
 
 
-# ---------------------------------------------------------------- exercício 3: a janela no limite
+# ---------------------------------------------------------------- exercício 4: a janela no limite
 def _sufixo_comum(ns):
     from ..prompting import truncate_ids
 
@@ -186,8 +299,8 @@ def _sufixo_em_caracteres(ns):
     return n
 
 
-ex3 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex3", "até onde a janela não vê o fato", ("common",),
+ex4 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex4", "até onde a janela não vê o fato", ("common",),
     dicas=(
         "Enquanto a janela só guarda o trecho final que os dois prompts têm em comum, os dois cortes são a mesma "
         "lista de ids, e os logits também, qualquer que seja o tamanho.",

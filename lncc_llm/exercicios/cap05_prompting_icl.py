@@ -1,4 +1,5 @@
-"""Exercícios conferíveis do Capítulo 5, primeira parte (a ordem dos exemplos e o limiar pela mediana)."""
+"""Exercícios conferíveis do Capítulo 5, primeira parte: a medida de um ponto da curva (núcleo), a ordem dos
+exemplos e o limiar pela mediana."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +16,88 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
     extra='curves = {"português": kshot_curve(model, tokenizer, tasks["português"], ks=(0,))}\n')
 
 
-# ---------------------------------------------------------------- exercício 1: a ordem dos exemplos
+# ---------------------------------------------------------------- exercício 1 (núcleo): um ponto da curva
+def _sorteios_ex1(ns):
+    """Dois sorteios que a lição não mostra: `foo`/`bar` com 4 exemplos (semente 77) e português com 2
+    (semente 78)."""
+    from ..icl import draw_demos
+
+    tasks = ns["tasks"]
+    return [(tasks["inglês, foo/bar"], draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
+            (tasks["português"], draw_demos(tasks["português"], 2, seed=78))]
+
+
+def _entradas_ex1(ns):
+    return _sorteios_ex1(ns)
+
+
+def _margens_ex1(ns, data, demos):
+    from ..icl import label_margins
+
+    textos = [item["text"] for item in data.eval_items]
+    chave = ("margens ex1", id(ns["model"]), data.labels, tuple((d["text"], d["label"]) for d in demos))
+    return memorizar(chave, lambda: label_margins(ns["model"], ns["tokenizer"], data, demos, textos).numpy())
+
+
+def _ponto(ns, espelhada=False, sem_empates=False, fracao_positiva=False):
+    """A referência (acurácia no limiar 0 e AUC com empates valendo meio, das margens de `label_margins`) ou
+    um erro comum calculado das mesmas margens."""
+    def medir(task, demos):
+        m = _margens_ex1(ns, task, demos)
+        verdade = np.array([item["label"] == task.labels[1] for item in task.eval_items])
+        if espelhada:
+            m = -m
+        if fracao_positiva:
+            return float((m > 0).mean()), _auc(m, verdade)
+        auc = _auc(m, verdade)
+        if sem_empates:
+            pos, neg = m[verdade], m[~verdade]
+            auc = float((pos[:, None] > neg[None, :]).sum() / (len(pos) * len(neg)))
+        return float(((m > 0) == verdade).mean()), auc
+    return medir
+
+
+ex1 = Exercicio(
+    "cap05_prompting_icl.ex1", "a medida de um ponto da curva", ("my_point",),
+    dicas=(
+        "Para cada frase de `task.eval_items`, o prompt são os ids `prompt_ids(tokenizer, task, demos, "
+        "item[\"text\"])` (seção 5.3.2); a margem é "
+        "`label_logprob(model, tokenizer, prompt, \" \" + task.labels[1]) - label_logprob(..., \" \" + "
+        "task.labels[0])` (o rótulo vem depois de um espaço, como nos exemplos do prompt).",
+        "A frase é positiva quando `item[\"label\"] == task.labels[1]`; a acurácia no limiar 0 é a fração de frases "
+        "em que `(margem > 0)` coincide com isso.",
+        "A AUC é a média, sobre todos os pares (positiva, negativa), de 1 se a positiva tem margem maior, 0,5 se "
+        "empatam e 0 se não.",
+    ),
+    esperado=lambda ns: {"my_point": _ponto(ns)},
+    entradas=_entradas_ex1,
+    rtol=1e-3, atol=1e-3,
+    erros_comuns=(
+        ErroComum("a margem saiu com o sinal trocado (log p(labels[0]) − log p(labels[1])): a acurácia e a AUC "
+                  "ficaram espelhadas. A margem favorece `task.labels[1]`, o rótulo positivo.",
+                  lambda ns: {"my_point": _ponto(ns, espelhada=True)}),
+        ErroComum("os empates na AUC valeram 0: um par em que as duas margens são iguais vale meio (é a "
+                  "estatística de Mann–Whitney).",
+                  lambda ns: {"my_point": _ponto(ns, sem_empates=True)}),
+        ErroComum("a \"acurácia\" é a fração de frases previstas positivas: compare a previsão (margem > 0) com o "
+                  "rótulo verdadeiro de cada frase.",
+                  lambda ns: {"my_point": _ponto(ns, fracao_positiva=True)}),
+    ),
+    proibidas=("lncc_llm.icl.label_margins", "lncc_llm.icl.kshot_curve", "lncc_llm.evaluation.auroc",
+               "lncc_llm.stats.auroc", "sklearn.metrics.roc_auc_score"),
+    tipo="nucleo",
+    inicio="""
+def my_point(task, demos):
+    \"\"\"Um ponto da curva (seção 5.3.2): as margens log p(labels[1]) − log p(labels[0]) das 48 frases de
+    task.eval_items depois do prompt com os exemplos `demos`; devolve (acurácia no limiar 0, AUC).\"\"\"
+    return ____
+""",
+    seguir="measure_point = my_point",
+    contexto=_contexto,
+)
+
+
+# ---------------------------------------------------------------- exercício 2: a ordem dos exemplos
 def _auc(margens, verdade):
     """A fração dos pares (positivo, negativo) em que o positivo tem a margem maior; empates valem meio."""
     pos, neg = margens[verdade], margens[~verdade]
@@ -39,8 +121,8 @@ def _ordens(ns):
     return aucs, accs
 
 
-ex1 = Exercicio(
-    "cap05_prompting_icl.ex1", "os mesmos 4 exemplos em duas ordens", ("aucs", "accs"),
+ex2 = Exercicio(
+    "cap05_prompting_icl.ex2", "os mesmos 4 exemplos em duas ordens", ("aucs", "accs"),
     dicas=(
         "São os mesmos 4 exemplos nas duas medidas; só a ordem em que entram no prompt muda. A lista invertida "
         "é `demos[::-1]`, uma cópia.",
@@ -68,7 +150,7 @@ accs = ____     # [acurácia na ordem sorteada, na inversa], com o limiar 0
 )
 
 
-# ---------------------------------------------------------------- exercício 2: o limiar pela mediana
+# ---------------------------------------------------------------- exercício 3: o limiar pela mediana
 def _margens_pt(ns):
     data = ns["tasks"]["português"]
     ponto = next(p for p in ns["curves"]["português"] if p.k == 0)
@@ -87,8 +169,8 @@ def _esperado_ex2(ns):
     return {"threshold": limiar, "acc_median": _acuracia(ns, limiar)}
 
 
-ex2 = Exercicio(
-    "cap05_prompting_icl.ex2", "um limiar sem rótulos: a mediana das margens", ("threshold", "acc_median"),
+ex3 = Exercicio(
+    "cap05_prompting_icl.ex3", "um limiar sem rótulos: a mediana das margens", ("threshold", "acc_median"),
     dicas=(
         "A mediana não olha os rótulos: ela põe o limiar no meio das 48 margens, com metade delas de cada lado.",
         "As margens do português sem exemplos estão no ponto k = 0 da curva: "

@@ -25,8 +25,9 @@ _TITULO = re.compile(r"^(#{1,6})\s+(.*?)\s*$", re.M)
 # **N. Título.** no começo de uma linha (o título pode quebrar a linha, mas não o parágrafo); o
 # fecho ** não pode ser seguido de outro * (um título que termina em *ênfase*)
 _ENUNCIADO = re.compile(r"(?:^|\n)\*\*(\d+)\.[ \t]+((?:.|\n(?!\s*\n))+?)\*\*(?!\*)")
-# **Exercício N (núcleo). Título.** no fluxo da lição, antes da seção de exercícios
-_ENUNCIADO_NUCLEO = re.compile(r"(?:^|\n)\*\*Exercício (\d+) \(núcleo\)\.[ \t]+((?:.|\n(?!\s*\n))+?)\*\*(?!\*)")
+# **Exercício N (núcleo). Título.** (ou (previsão), um exercício curto de prever um número) no fluxo da
+# lição, antes da seção de exercícios
+_ENUNCIADO_NUCLEO = re.compile(r"(?:^|\n)\*\*Exercício (\d+) \((?:núcleo|previsão)\)\.[ \t]+((?:.|\n(?!\s*\n))+?)\*\*(?!\*)")
 _SOLUCAO_EM_CODIGO = re.compile(r"^# @title Solução do exercício (\d+)\b")
 _CERCA = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.M | re.S)
 

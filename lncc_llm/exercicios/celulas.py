@@ -94,10 +94,11 @@ def _fonte(celula: dict) -> str:
 
 def posicao_do_enunciado(celulas: list[dict], numero: int) -> int:
     """O índice da célula markdown com o enunciado: ``**Exercício N (núcleo). …**`` no fluxo da lição
-    (um exercício núcleo) ou ``**N. …**`` na seção de exercícios."""
+    (um exercício núcleo; ``(previsão)`` num exercício curto de prever um número antes de medi-lo) ou
+    ``**N. …**`` na seção de exercícios."""
     for i, celula in enumerate(celulas):
         if celula["cell_type"] == "markdown" and re.search(
-                rf"(^|\n)\*\*Exercício {numero} \(núcleo\)\. ", _fonte(celula)):
+                rf"(^|\n)\*\*Exercício {numero} \((?:núcleo|previsão)\)\. ", _fonte(celula)):
             return i
     inicio = next((i for i, c in enumerate(celulas) if c["cell_type"] == "markdown"
                    and re.search(r"^#+ Exercícios", _fonte(c), re.M)), 0)

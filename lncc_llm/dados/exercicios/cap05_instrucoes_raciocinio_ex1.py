@@ -1,9 +1,10 @@
-def sentence_label(text):
-    found = re.fullmatch(r"\s*The review is (positive|negative)\.\s*", text)
-    return found.group(1) if found else None
+def my_first_token_margin(conversation):
+    text = tokenizer.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
+    ids = tokenizer(text, add_special_tokens=False, return_tensors="pt")["input_ids"].to(device)
+    with torch.no_grad():                                       # uma passagem; nada é gerado
+        logp = torch.log_softmax(model(ids).logits[0, -1].float(), dim=-1)
+    return (logp[positive_id] - logp[negative_id]).item()
 
 
-answers = system_runs["sistema padrão"]["answers"]
-n_valid = sum(sentence_label(a) is not None for a in answers)
-hits = sum(sentence_label(a) == label for a, label in zip(answers, truth))
-print(f"no formato: {n_valid}/{len(answers)} | certas entre elas: {hits}/{n_valid}")
+example = conversations(TASK + "\n\nAnswer with one word: positive or negative.")[0]
+print(f"margem da 1ª crítica: {my_first_token_margin(example):+.3f}")

@@ -1,12 +1,16 @@
-arbitrary = tasks["inglês, foo/bar"]
-demos = draw_demos(arbitrary, 4, seed=11)
-truth = [arbitrary.labels.index(i["label"]) for i in arbitrary.eval_items]
-texts = [i["text"] for i in arbitrary.eval_items]
-from lncc_llm.evaluation import auroc  # noqa: E402
+def my_point(task, demos):
+    margins, positive = [], []
+    for item in task.eval_items:
+        prompt = prompt_ids(tokenizer, task, demos, item["text"])    # os ids, bloco a bloco, como a lição
+        margins.append(label_logprob(model, tokenizer, prompt, " " + task.labels[1])
+                       - label_logprob(model, tokenizer, prompt, " " + task.labels[0]))
+        positive.append(item["label"] == task.labels[1])
+    accuracy = sum((m > 0) == p for m, p in zip(margins, positive)) / len(margins)
+    pos = [m for m, p in zip(margins, positive) if p]
+    neg = [m for m, p in zip(margins, positive) if not p]
+    auc = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+    return accuracy, auc
 
-aucs, accs = [], []
-for name, order in (("sorteada", demos), ("inversa", demos[::-1])):
-    m = label_margins(model, tokenizer, arbitrary, order, texts).tolist()
-    aucs.append(auroc(m, [bool(t) for t in truth]))
-    accs.append(sum((x > 0) == bool(t) for x, t in zip(m, truth)) / len(m))
-    print(f"ordem {name:<9} {[d['label'] for d in order]} -> AUC {aucs[-1]:.2f}, acurácia {accs[-1]:.2f}")
+
+print("foo/bar, k = 2, sorteio 2: acurácia {:.2f}, AUC {:.2f}".format(
+    *my_point(tasks["inglês, foo/bar"], draw_demos(tasks["inglês, foo/bar"], 2, seed=22))))

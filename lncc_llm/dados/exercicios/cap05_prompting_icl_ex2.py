@@ -1,8 +1,12 @@
-from statistics import median
+arbitrary = tasks["inglês, foo/bar"]
+demos = draw_demos(arbitrary, 4, seed=11)
+truth = [arbitrary.labels.index(i["label"]) for i in arbitrary.eval_items]
+texts = [i["text"] for i in arbitrary.eval_items]
+from lncc_llm.evaluation import auroc  # noqa: E402
 
-point = next(p for p in curves["português"] if p.k == 0)
-truth_pt = [tasks["português"].labels.index(i["label"]) for i in tasks["português"].eval_items]
-threshold = median(point.margins)                       # só as margens entram
-acc_median = sum((m > threshold) == bool(t) for m, t in zip(point.margins, truth_pt)) / len(truth_pt)
-print(f"limiar 0: acurácia {point.accuracy:.2f} | limiar N/A ({point.bias:+.2f}): {point.calibrated_accuracy:.2f} "
-      f"| limiar mediana ({threshold:+.2f}): {acc_median:.2f}")
+aucs, accs = [], []
+for name, order in (("sorteada", demos), ("inversa", demos[::-1])):
+    m = label_margins(model, tokenizer, arbitrary, order, texts).tolist()
+    aucs.append(auroc(m, [bool(t) for t in truth]))
+    accs.append(sum((x > 0) == bool(t) for x, t in zip(m, truth)) / len(m))
+    print(f"ordem {name:<9} {[d['label'] for d in order]} -> AUC {aucs[-1]:.2f}, acurácia {accs[-1]:.2f}")
