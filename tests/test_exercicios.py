@@ -351,7 +351,7 @@ CASOS_DA_REVISAO = [
     ("apendice_b_llama_do_zero.ex2", "a máscara de floats",
      lambda ns: {"my_future_mask": lambda n_new, n_past: __import__("torch").ones(n_new, n_past + n_new).triu(n_past + 1)},
      Status.INCORRETO),
-    ("cap05_instrucoes_raciocinio.ex1", "o validador ancorado só no fim",
+    ("cap05_instrucoes_raciocinio.ex3", "o validador ancorado só no fim",
      lambda ns: {"sentence_label": _validador_so_no_fim}, Status.INCORRETO),
     ("cap07_sft_na_pratica.ex1", "`rates = used`, a lista impressa na seção 7.12.4",
      lambda ns: {"lr_at": lambda step, peak, warmup, total: [0.0, 6.7e-4, 1.3e-3, 2e-3, 1.9e-3, 1.8e-3, 1.5e-3,

@@ -1,5 +1,5 @@
-"""Exercícios conferíveis do Capítulo 4, segunda parte: a penalidade de repetição do CTRL (núcleo, na seção 4.13) e
-o KV cache de 7 B."""
+"""Exercícios conferíveis do Capítulo 4, segunda parte: a penalidade de repetição do CTRL (núcleo, na seção 4.13) e,
+para ir além, o KV cache de 7 B. O exercício 2 (a escolha de parâmetros) é de julgamento: fica sem verificador."""
 from __future__ import annotations
 
 from .contexto import celulas_do_notebook, memorizar
@@ -171,7 +171,7 @@ def my_penalty(logits, context_ids, theta):
 )
 
 
-# ---------------------------------------------------------------- exercício 2: o KV cache de 7 B
+# ---------------------------------------------------------------- exercício 3: o KV cache de 7 B
 def _kv_referencia(config, n_tokens, bytes_per_number=2):
     """Os números de cada família, lidos pelos nomes dela, e a conta de `lncc_llm.llama_block`."""
     from ..llama_block import kv_cache_bytes
@@ -200,7 +200,7 @@ def _configs_7b():
             LlamaConfig(num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, hidden_size=4096))
 
 
-def _entradas_ex2(ns):
+def _entradas_ex3(ns):
     from transformers import GPT2Config
 
     mha, gqa = _configs_7b()
@@ -213,15 +213,15 @@ def _gib_7b():
     return tuple(_kv_referencia(cfg, 8192, 2) / 2**30 for cfg in _configs_7b())
 
 
-def _esperado_ex2(ns):
+def _esperado_ex3(ns):
     gib_mha, gib_gqa = _gib_7b()
     livres = 24 - 13.5
     return {"kv_cache_bytes": _kv_referencia, "gib_mha": gib_mha, "gib_gqa": gib_gqa,
             "seqs_mha": int(livres // gib_mha), "seqs_gqa": int(livres // gib_gqa)}
 
 
-ex2 = Exercicio(
-    "cap04_feixe_cache.ex2", "o KV cache de duas configurações de 7 B", ("kv_cache_bytes", "gib_mha", "gib_gqa", "seqs_mha",
+ex3 = Exercicio(
+    "cap04_feixe_cache.ex3", "o KV cache de duas configurações de 7 B", ("kv_cache_bytes", "gib_mha", "gib_gqa", "seqs_mha",
                                                              "seqs_gqa"),
     dicas=(
         "A conta é a da seção 4.14: o cache guarda K e V, em cada camada, para cada cabeça de K/V, d_cabeça "
@@ -233,8 +233,8 @@ ex2 = Exercicio(
         "hidden_size=4096)`. Um GiB são 2³⁰ bytes; depois dos pesos sobram 10,5 GiB, e só cabem sequências "
         "inteiras (`//`).",
     ),
-    esperado=_esperado_ex2,
-    entradas=_entradas_ex2,
+    esperado=_esperado_ex3,
+    entradas=_entradas_ex3,
     erros_comuns=(
         ErroComum("faltou o fator 2: o cache guarda K e também V.",
                   lambda ns: {"kv_cache_bytes": _kv_sem_v}),

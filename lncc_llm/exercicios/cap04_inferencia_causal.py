@@ -1,5 +1,6 @@
 """Exercícios conferíveis do Capítulo 4, primeira parte: o corte min-p (núcleo), a temperatura de uma razão
-e o tamanho de um núcleo (previsão), e o top-k no laço de geração."""
+e o tamanho de um núcleo (previsão) e, para ir além, o top-k no laço de geração. O exercício 3 (a atividade
+do texto-base) é de observação: fica sem verificador."""
 from __future__ import annotations
 
 import math
@@ -156,8 +157,8 @@ nucleus_size = ____    # quantos tokens entram no núcleo de p = 0,6 com τ = 0,
 )
 
 
-# ---------------------------------------------------------------- exercício 3: top-k na generate_ids
-def _entradas_ex3(ns):
+# ---------------------------------------------------------------- exercício 4: top-k na generate_ids
+def _entradas_ex4(ns):
     p = ns["prompt"]
     # (prompt, n_new, temperature, top_k, top_p, seed), 6 tokens cada (o laço sem cache é caro): os controles do
     # enunciado, o top-k sozinho com τ alto,
@@ -211,8 +212,8 @@ def _laco_p_antes_do_k(ns, prompt, n_new, temperature, top_k, top_p, seed):
     return novos
 
 
-ex3 = Exercicio(
-    "cap04_inferencia_causal.ex3", "top-k na função de geração", ("generate_ids_k",),
+ex4 = Exercicio(
+    "cap04_inferencia_causal.ex4", "top-k na função de geração", ("generate_ids_k",),
     dicas=(
         "Copie a `generate_ids` da seção 4.11 e mexa só no trecho do sorteio: o resto do laço (o prefixo inteiro "
         "a cada passo, o mesmo `rng`, um `torch.multinomial` por passo) fica igual, e é isso que faz a mesma "
@@ -224,7 +225,7 @@ ex3 = Exercicio(
         "`top_k=1`, a sua função tem de dar a gulosa, qualquer que seja τ.",
     ),
     esperado=lambda ns: {"generate_ids_k": _pela_biblioteca(ns)},
-    entradas=_entradas_ex3,
+    entradas=_entradas_ex4,
     erros_comuns=(
         ErroComum("o `top_k` não mudou nada: a sua função dá os mesmos tokens que a geração sem corte. Confira se "
                   "o corte roda quando `top_k` não é `None`.",

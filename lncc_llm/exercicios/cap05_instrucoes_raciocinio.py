@@ -1,5 +1,5 @@
-"""Exercícios conferíveis do Capítulo 5, segunda parte: a margem do primeiro token (núcleo), um validador de
-formato, o voto em 10 + 5 e a janela."""
+"""Exercícios conferíveis do Capítulo 5, segunda parte: a margem do primeiro token (núcleo), o voto em 10 + 5 e,
+para ir além, um validador de formato e a janela."""
 from __future__ import annotations
 
 import re
@@ -123,7 +123,7 @@ def my_first_token_margin(conversation):
 )
 
 
-# ---------------------------------------------------------------- exercício 2: um validador para uma frase
+# ---------------------------------------------------------------- exercício 3: um validador para uma frase
 def _frase(texto):
     achado = re.fullmatch(r"\s*The review is (positive|negative)\.\s*", texto)
     return achado.group(1) if achado else None
@@ -153,7 +153,7 @@ def _respostas_padrao(ns):
     return ns["system_runs"]["sistema padrão"]["answers"]
 
 
-def _entradas_ex2(ns):
+def _entradas_ex3(ns):
     difíceis = ["The review is positive.", "  The review is negative. ", "The review is positive",
                 "The review is positive. The reviewer loved it.", "the review is positive.",
                 "The review is Positive.", "I think the review is negative.", "negative",
@@ -166,8 +166,8 @@ def _validas(ns, validador):
     return sum(validador(a) is not None for a in _respostas_padrao(ns))
 
 
-ex2 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex2", "um validador para uma frase", ("sentence_label", "n_valid"),
+ex3 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex3", "um validador para uma frase", ("sentence_label", "n_valid"),
     dicas=(
         "O formato pedido é uma frase exata: \"The review is positive.\" ou \"The review is negative.\", com espaços "
         "em volta tolerados e nada mais, nem antes nem depois.",
@@ -177,7 +177,7 @@ ex2 = Exercicio(
         "`sentence_label` não devolve `None`.",
     ),
     esperado=lambda ns: {"sentence_label": _frase, "n_valid": _validas(ns, _frase)},
-    entradas=_entradas_ex2,
+    entradas=_entradas_ex3,
     erros_comuns=(
         ErroComum("o validador aceitou uma resposta que continua depois da frase (\"The review is positive. The "
                   "reviewer…\"): o formato pedido é a frase e nada mais; use `re.fullmatch`, não `re.match`.",
@@ -207,7 +207,7 @@ n_valid = ____      # quantas das 48 respostas com o sistema padrão (seção 5.
 )
 
 
-# ---------------------------------------------------------------- exercício 3: o voto em 10 + 5
+# ---------------------------------------------------------------- exercício 2: o voto em 10 + 5
 def _cadeias(ns):
     from ..sampling import sample_many
 
@@ -224,7 +224,7 @@ def _ler_soma(texto, a, b):
     return read_sum(texto, a, b)
 
 
-def _esperado_ex3(ns):
+def _esperado_ex2(ns):
     from ..prompting import majority_vote
 
     respostas = [_ler_soma(s, 10, 5) for s in _cadeias(ns)]
@@ -237,8 +237,8 @@ def _primeiro_numero(texto):
     return int(achado.group()) if achado else None
 
 
-ex3 = Exercicio(
-    "cap05_instrucoes_raciocinio.ex3", "a autoconsistência em 10 + 5",
+ex2 = Exercicio(
+    "cap05_instrucoes_raciocinio.ex2", "a autoconsistência em 10 + 5",
     ("samples", "answers", "vote_label", "wrong_distinct"),
     dicas=(
         "É a receita da seção 5.6 com outra conta: troque 27 + 58 por 10 + 5 na pergunta passo a passo e nos argumentos de "
@@ -248,7 +248,7 @@ ex3 = Exercicio(
         "`majority_vote(answers)` faz o voto: o vencedor está em `.label`, e quantas respostas valeram, em "
         "`.valid`.",
     ),
-    esperado=_esperado_ex3,
+    esperado=_esperado_ex2,
     erros_comuns=(
         ErroComum("o extrator ainda procura a conta 27 + 58: passe os números desta pergunta, "
                   "`read_sum(texto, 10, 5)`.",

@@ -17,14 +17,23 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
 
 
 # ---------------------------------------------------------------- exercício 1 (núcleo): um ponto da curva
+def _menor(task, n_por_rotulo):
+    """A mesma tarefa com só as primeiras ``n_por_rotulo`` frases de avaliação de cada rótulo (a conta do leitor
+    passa pelo modelo duas vezes por frase; 20 frases bastam para conferir)."""
+    from dataclasses import replace
+
+    itens = [i for y in task.labels for i in [it for it in task.eval_items if it["label"] == y][:n_por_rotulo]]
+    return replace(task, eval_items=tuple(itens))
+
+
 def _sorteios_ex1(ns):
     """Dois sorteios que a lição não mostra: `foo`/`bar` com 4 exemplos (semente 77) e português com 2
-    (semente 78)."""
+    (semente 78), em 10 + 10 frases de avaliação."""
     from ..icl import draw_demos
 
     tasks = ns["tasks"]
-    return [(tasks["inglês, foo/bar"], draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
-            (tasks["português"], draw_demos(tasks["português"], 2, seed=78))]
+    return [(_menor(tasks["inglês, foo/bar"], 10), draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
+            (_menor(tasks["português"], 10), draw_demos(tasks["português"], 2, seed=78))]
 
 
 def _entradas_ex1(ns):
@@ -88,7 +97,7 @@ ex1 = Exercicio(
     tipo="nucleo",
     inicio="""
 def my_point(task, demos):
-    \"\"\"Um ponto da curva (seção 5.3.2): as margens log p(labels[1]) − log p(labels[0]) das 48 frases de
+    \"\"\"Um ponto da curva (seção 5.3.2): as margens log p(labels[1]) − log p(labels[0]) das frases de
     task.eval_items depois do prompt com os exemplos `demos`; devolve (acurácia no limiar 0, AUC).\"\"\"
     return ____
 """,

@@ -1,10 +1,9 @@
-question = "What is 10 + 5? Think step by step, then give the final answer."
-samples = sample_many(model, tokenizer, question, n=10, max_new_tokens=32, temperature=0.7, top_p=0.9,
-                      seed=0, chat=True)
-answers = [read_sum(s, 10, 5) for s in samples]
-vote = majority_vote(answers)
-vote_label = vote.label
-wrong_distinct = len({a for a in answers if a is not None and a != 10 + 5})
-for s, answer in zip(samples, answers):
-    print(f"{' '.join(s.split())[:70]!r:<74} -> {answer}")
-print(f"voto: {vote.label} ({vote.valid}/10 válidas) | respostas erradas diferentes: {wrong_distinct}")
+def sentence_label(text):
+    found = re.fullmatch(r"\s*The review is (positive|negative)\.\s*", text)
+    return found.group(1) if found else None
+
+
+answers = system_runs["sistema padrão"]["answers"]
+n_valid = sum(sentence_label(a) is not None for a in answers)
+hits = sum(sentence_label(a) == label for a, label in zip(answers, truth))
+print(f"no formato: {n_valid}/{len(answers)} | certas entre elas: {hits}/{n_valid}")
