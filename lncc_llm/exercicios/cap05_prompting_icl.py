@@ -19,7 +19,7 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
 # ---------------------------------------------------------------- exercício 1 (núcleo): um ponto da curva
 def _menor(task, n_por_rotulo):
     """A mesma tarefa com só as primeiras ``n_por_rotulo`` frases de avaliação de cada rótulo (a conta do leitor
-    passa pelo modelo duas vezes por frase; 20 frases bastam para conferir)."""
+    passa pelo modelo duas vezes por frase; 16 frases bastam para conferir)."""
     from dataclasses import replace
 
     itens = [i for y in task.labels for i in [it for it in task.eval_items if it["label"] == y][:n_por_rotulo]]
@@ -28,12 +28,12 @@ def _menor(task, n_por_rotulo):
 
 def _sorteios_ex1(ns):
     """Dois sorteios que a lição não mostra: `foo`/`bar` com 4 exemplos (semente 77) e português com 2
-    (semente 78), em 10 + 10 frases de avaliação."""
+    (semente 78), em 8 + 8 frases de avaliação."""
     from ..icl import draw_demos
 
     tasks = ns["tasks"]
-    return [(_menor(tasks["inglês, foo/bar"], 10), draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
-            (_menor(tasks["português"], 10), draw_demos(tasks["português"], 2, seed=78))]
+    return [(_menor(tasks["inglês, foo/bar"], 8), draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
+            (_menor(tasks["português"], 8), draw_demos(tasks["português"], 2, seed=78))]
 
 
 def _entradas_ex1(ns):
@@ -48,7 +48,7 @@ def _margens_ex1(ns, data, demos):
     return memorizar(chave, lambda: label_margins(ns["model"], ns["tokenizer"], data, demos, textos).numpy())
 
 
-def _ponto(ns, espelhada=False, sem_empates=False, fracao_positiva=False):
+def _ponto(ns, espelhada=False, fracao_positiva=False):
     """A referência (acurácia no limiar 0 e AUC com empates valendo meio, das margens de `label_margins`) ou
     um erro comum calculado das mesmas margens."""
     def medir(task, demos):
@@ -58,11 +58,7 @@ def _ponto(ns, espelhada=False, sem_empates=False, fracao_positiva=False):
             m = -m
         if fracao_positiva:
             return float((m > 0).mean()), _auc(m, verdade)
-        auc = _auc(m, verdade)
-        if sem_empates:
-            pos, neg = m[verdade], m[~verdade]
-            auc = float((pos[:, None] > neg[None, :]).sum() / (len(pos) * len(neg)))
-        return float(((m > 0) == verdade).mean()), auc
+        return float(((m > 0) == verdade).mean()), _auc(m, verdade)
     return medir
 
 
@@ -85,9 +81,6 @@ ex1 = Exercicio(
         ErroComum("a margem saiu com o sinal trocado (log p(labels[0]) − log p(labels[1])): a acurácia e a AUC "
                   "ficaram espelhadas. A margem favorece `task.labels[1]`, o rótulo positivo.",
                   lambda ns: {"my_point": _ponto(ns, espelhada=True)}),
-        ErroComum("os empates na AUC valeram 0: um par em que as duas margens são iguais vale meio (é a "
-                  "estatística de Mann–Whitney).",
-                  lambda ns: {"my_point": _ponto(ns, sem_empates=True)}),
         ErroComum("a \"acurácia\" é a fração de frases previstas positivas: compare a previsão (margem > 0) com o "
                   "rótulo verdadeiro de cada frase.",
                   lambda ns: {"my_point": _ponto(ns, fracao_positiva=True)}),

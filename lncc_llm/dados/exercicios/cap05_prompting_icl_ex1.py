@@ -11,6 +11,3 @@ def my_point(task, demos):
     auc = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
     return accuracy, auc
 
-
-print("foo/bar, k = 2, sorteio 2: acurácia {:.2f}, AUC {:.2f}".format(
-    *my_point(tasks["inglês, foo/bar"], draw_demos(tasks["inglês, foo/bar"], 2, seed=22))))
