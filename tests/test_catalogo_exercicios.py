@@ -53,7 +53,7 @@ def _enunciados_no_notebook(notebook: str) -> list[int]:
     numeros = []
     for c, f in zip(celulas[:inicio], fontes[:inicio]):       # os núcleo, no fluxo da lição
         if c["cell_type"] == "markdown" and not f.lstrip().startswith("<details"):
-            numeros += [int(m.group(2)) for m in re.finditer(r"(^|\n)\*\*Exercício (\d+) \(núcleo\)\. ", f)]
+            numeros += [int(m.group(2)) for m in re.finditer(r"(^|\n)\*\*Exercício (\d+) \((?:núcleo|previsão)\)\. ", f)]
     for c, f in zip(celulas[inicio:], fontes[inicio:]):
         if c["cell_type"] == "markdown" and not f.lstrip().startswith("<details"):
             numeros += [int(m.group(2)) for m in re.finditer(r"(^|\n)\*\*(\d+)\. ", f)]

@@ -317,3 +317,14 @@ def test_a_armadilha_devolve_o_atributo_como_estava():
     assert ex.checar({"f": lambda x: 2 * x}).status is Status.CORRETO
     assert vars(torch.nn.Transformer)["generate_square_subsequent_mask"] is antes
     assert isinstance(antes, staticmethod)
+
+
+def test_comparar_desce_em_tuplas_de_partes_de_formatos_diferentes():
+    """(margens, acurácia, AUC): uma tupla que o numpy não junta num array é comparada parte a parte."""
+    from lncc_llm.exercicios.comparar import Incorreto, comparar
+
+    comparar(([1.0, 2.0], 0.5, 0.75), ([1.0, 2.0 + 1e-7], 0.5, 0.75))
+    with pytest.raises(Incorreto, match=r"\[0\]"):
+        comparar(([1.0, 2.5], 0.5, 0.75), ([1.0, 2.0], 0.5, 0.75), nome="x")
+    with pytest.raises(Incorreto, match=r"\[2\]"):
+        comparar(([1.0, 2.0], 0.5, 0.70), ([1.0, 2.0], 0.5, 0.75), nome="x")

@@ -93,9 +93,17 @@ def _gulosa_do_transformers(ns, prompt, theta, n_new=12):
 def _conferir_ex1(respostas, ns):
     """Saída por saída contra o `RepetitionPenaltyLogitsProcessor`; depois, a função do leitor dentro de um laço
     guloso de 12 tokens, em três prompts que a lição não mostra, contra o `model.generate(repetition_penalty=1,3)`."""
+    import torch
+
     from .comparar import Incorreto, comparar
 
     casos = _entradas_ex1(ns)
+    logits, contexto, theta = casos[0]
+    entrada = logits.clone()
+    ns["my_penalty"](entrada, list(contexto), theta)
+    if not torch.equal(entrada, logits):
+        raise Incorreto("a sua função mudou os logits que recebeu: na lição, eles são o `z` do prompt, usado de novo "
+                        "nas células seguintes. Trabalhe numa cópia (`out = logits.clone()`) e devolva a cópia.")
     for i, ((logits, contexto, theta), obtido) in enumerate(zip(casos, respostas["my_penalty"]), start=1):
         comparar(obtido, _penalidade_do_transformers(logits, contexto, theta), rtol=1e-6, atol=1e-6,
                  nome=f"a saída de `my_penalty` na chamada de teste {i} de {len(casos)}")
@@ -105,8 +113,8 @@ def _conferir_ex1(respostas, ns):
         if obtido != certo:
             k = next((i for i, (a, b) in enumerate(zip(obtido, certo)) if a != b), min(len(obtido), len(certo)))
             raise Incorreto(f"com a sua penalidade (θ = 1,3), um laço guloso num prompt que a lição não mostra se "
-                            f"separa do `model.generate(repetition_penalty=1.3)` no token {k + 1}: confira se a "
-                            "regra vale para todos os ids do contexto, o prompt inclusive.")
+                            f"separa do `model.generate(repetition_penalty=1.3)` no token {k + 1}: confira os dois "
+                            "casos da regra e se cada id do contexto conta uma vez só.")
 
 
 def _sempre_divide(logits, context_ids, theta):

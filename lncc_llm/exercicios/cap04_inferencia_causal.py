@@ -112,46 +112,67 @@ def my_min_p(logits, min_p):
 
 
 # ---------------------------------------------------------------- exercício 2: prever antes de medir
-def _razao_e_nucleo(ns, inverte_tau=False, tau_do_nucleo=0.5, menos_um=False):
+def _tau_da_razao(ns, inverte=False):
     import torch
 
-    from ..sampling import top_p_filter
-
     z = ns["z"].double()
-    top2 = torch.topk(z, 2).indices.tolist()
-    delta = float(z[top2[0]] - z[top2[1]])
-    tau = math.log(2) / delta if inverte_tau else delta / math.log(2)
-    tamanho = len(top_p_filter(z, 0.6, temperature=tau_do_nucleo).indices)
-    return {"tau_ratio_2": tau, "nucleus_size": tamanho - 1 if menos_um else tamanho}
+    a, b = torch.topk(z, 2).indices.tolist()
+    delta = float(z[a] - z[b])
+    return math.log(2) / delta if inverte else delta / math.log(2)
+
+
+def _entradas_ex2(ns):
+    """(logits, p, τ) que a lição não mostra: dois prompts do exercício 1 e um vetor sorteado."""
+    import torch
+
+    z1, z2 = (_logits_do_modelo(ns, p) for p in _PROMPTS_EX1[:2])
+    sorteado = torch.randn(200, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 2
+    return [(z1.clone(), 0.6, 0.5), (z2.clone(), 0.9, 0.7), (z1.clone(), 0.3, 1.5), (sorteado, 0.75, 0.8)]
+
+
+def _nucleo(multiplica=False, sem_tau=False, menos_um=False):
+    """O tamanho do núcleo pela definição (sem `top_p_filter`, que o leitor não pode usar), ou um erro comum."""
+    def tamanho(logits, p, tau):
+        import torch
+
+        t = 1.0 if sem_tau else (1 / tau if multiplica else tau)
+        acumulada = torch.softmax(logits.double() / t, dim=-1).sort(descending=True).values.cumsum(0)
+        return int((acumulada < p).sum()) + (0 if menos_um else 1)
+    return tamanho
 
 
 ex2 = Exercicio(
     "cap04_inferencia_causal.ex2", "a temperatura de uma razão e o tamanho de um núcleo", ("tau_ratio_2", "nucleus_size"),
     dicas=(
         "Da seção 4.9: p_τ(a)/p_τ(b) = exp((z_a − z_b)/τ). Iguale a 2 e isole τ; z_a − z_b está impresso.",
-        "Para o núcleo: divida `z` por τ = 0,5, passe pelo softmax, ordene em ordem decrescente e acumule "
-        "(`cumsum`); o núcleo é o menor prefixo cuja massa chega a 0,6.",
-        "Conte o token que faz a massa passar de 0,6: ele entra no núcleo. Em código, "
-        "`int((acumulada < 0.6).sum()) + 1`.",
+        "Para o núcleo: divida os logits por τ, passe pelo softmax, ordene em ordem decrescente e acumule "
+        "(`cumsum`); o núcleo é o menor prefixo cuja massa chega a p.",
+        "O token que faz a massa cruzar p entra no núcleo: conte os que ficam abaixo de p e some esse um.",
     ),
-    esperado=lambda ns: _razao_e_nucleo(ns),
+    esperado=lambda ns: {"tau_ratio_2": _tau_da_razao(ns), "nucleus_size": _nucleo()},
+    entradas=_entradas_ex2,
     rtol=5e-3,
     erros_comuns=(
         ErroComum("τ saiu invertido: de exp(Δ/τ) = 2 vem Δ/τ = ln 2, então τ = Δ / ln 2 (um τ menor que 1, que "
                   "concentra a distribuição e aumenta a razão de 1,35 para 2).",
-                  lambda ns: _razao_e_nucleo(ns, inverte_tau=True)),
-        ErroComum("o núcleo foi contado sem a temperatura: com τ = 1 ele tem o tamanho impresso na seção 4.10.2. "
-                  "Divida os logits por 0,5 antes do softmax.",
-                  lambda ns: _razao_e_nucleo(ns, tau_do_nucleo=1.0)),
-        ErroComum("faltou o token que faz a massa chegar a 0,6: o núcleo é o menor prefixo com massa ≥ p, e o "
+                  lambda ns: {"tau_ratio_2": _tau_da_razao(ns, inverte=True)}),
+        ErroComum("o núcleo foi contado sem a temperatura: divida os logits por τ antes do softmax.",
+                  lambda ns: {"nucleus_size": _nucleo(sem_tau=True)}),
+        ErroComum("faltou o token que faz a massa chegar a p: o núcleo é o menor prefixo com massa ≥ p, e o "
                   "último token contado é o que cruza p.",
-                  lambda ns: _razao_e_nucleo(ns, menos_um=True)),
-        ErroComum("a temperatura multiplicou os logits em vez de dividir: z/τ com τ = 0,5 é 2z.",
-                  lambda ns: _razao_e_nucleo(ns, tau_do_nucleo=2.0)),
+                  lambda ns: {"nucleus_size": _nucleo(menos_um=True)}),
+        ErroComum("a temperatura multiplicou os logits em vez de dividir: a conta é z/τ.",
+                  lambda ns: {"nucleus_size": _nucleo(multiplica=True)}),
     ),
+    proibidas=("lncc_llm.sampling.top_p_filter", "lncc_llm.sampling.sampling_distribution",
+               "transformers.generation.logits_process.TopPLogitsWarper", "transformers.TopPLogitsWarper"),
     inicio="""
 tau_ratio_2 = ____     # o τ em que p(' can') / p(' take') = 2 (um número)
-nucleus_size = ____    # quantos tokens entram no núcleo de p = 0,6 com τ = 0,5 (um int)
+
+
+def nucleus_size(logits, p, tau):
+    # quantos tokens entram no núcleo de p com a temperatura tau (um int), sem top_p_filter
+    return ____
 """,
     contexto=_contexto,
 )

@@ -22,7 +22,7 @@ _contexto_margem = celulas_do_notebook(NOTEBOOK, (
     "cap05b-setup", "cap05b-imports", "cap05b-medida", "cap05b-margem-preparo"))
 _PEDIDOS_EX1 = (
     ("Classify the sentiment of this review as positive or negative.\n\nReview: {text}\n\n"
-     "Answer with one word: positive or negative.", None),
+     "Reply with a single word.", None),
     ("Is this review positive or negative?\n\n{text}", "You label movie reviews. Answer in one word."),
     ("Review: {text}\nSentiment (negative or positive):", None),
 )
@@ -256,9 +256,6 @@ ex2 = Exercicio(
         ErroComum("esse extrator lê o primeiro número do texto, que é o eco do enunciado: use `read_sum`, que só "
                   "aceita a resposta declarada ou o resultado escrito logo depois da conta.",
                   lambda ns: {"answers": [_primeiro_numero(s) for s in _cadeias(ns)]}),
-        ErroComum("`wrong_distinct` contou também o `None` (cadeia sem resposta) ou a resposta certa: conte só os "
-                  "números lidos que não são 15, cada um uma vez (um `set`).",
-                  lambda ns: {"wrong_distinct": len({_ler_soma(s, 10, 5) for s in _cadeias(ns)})}),
     ),
     atalhos=(
         ErroComum("`samples` não são as 10 cadeias que o modelo sorteia com essa receita (semente 0): gere-as "

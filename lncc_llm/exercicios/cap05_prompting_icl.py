@@ -41,24 +41,31 @@ def _entradas_ex1(ns):
 
 
 def _margens_ex1(ns, data, demos):
-    from ..icl import label_margins
+    """As margens da referência, por um caminho independente de `label_margins` (que o leitor não pode usar): os
+    ids de `prompt_ids` e as log-probabilidades dos dois rótulos em lote, por `sequence_logprobs`."""
+    from ..icl import prompt_ids
+    from ..likelihood import sequence_logprobs
 
-    textos = [item["text"] for item in data.eval_items]
-    chave = ("margens ex1", id(ns["model"]), data.labels, tuple((d["text"], d["label"]) for d in demos))
-    return memorizar(chave, lambda: label_margins(ns["model"], ns["tokenizer"], data, demos, textos).numpy())
+    def calcular():
+        prompts = [prompt_ids(ns["tokenizer"], data, demos, item["text"]) for item in data.eval_items]
+        lp = [sequence_logprobs(ns["model"], ns["tokenizer"], prompts, [" " + y] * len(prompts))
+              for y in data.labels]
+        return np.array(lp[1]) - np.array(lp[0])
+    chave = ("margens ex1", id(ns["model"]), data.labels, tuple(i["text"] for i in data.eval_items),
+             tuple((d["text"], d["label"]) for d in demos))
+    return memorizar(chave, calcular)
 
 
 def _ponto(ns, espelhada=False, fracao_positiva=False):
-    """A referência (acurácia no limiar 0 e AUC com empates valendo meio, das margens de `label_margins`) ou
+    """A referência (as margens de `label_margins`, a acurácia no limiar 0 e a AUC com empates valendo meio) ou
     um erro comum calculado das mesmas margens."""
     def medir(task, demos):
         m = _margens_ex1(ns, task, demos)
         verdade = np.array([item["label"] == task.labels[1] for item in task.eval_items])
         if espelhada:
             m = -m
-        if fracao_positiva:
-            return float((m > 0).mean()), _auc(m, verdade)
-        return float(((m > 0) == verdade).mean()), _auc(m, verdade)
+        acuracia = float((m > 0).mean()) if fracao_positiva else float(((m > 0) == verdade).mean())
+        return [float(x) for x in m], acuracia, _auc(m, verdade)
     return medir
 
 
@@ -72,14 +79,14 @@ ex1 = Exercicio(
         "A frase é positiva quando `item[\"label\"] == task.labels[1]`; a acurácia no limiar 0 é a fração de frases "
         "em que `(margem > 0)` coincide com isso.",
         "A AUC é a média, sobre todos os pares (positiva, negativa), de 1 se a positiva tem margem maior, 0,5 se "
-        "empatam e 0 se não.",
+        "empatam e 0 se não. Devolva `(margens, acurácia, AUC)`, as margens na ordem de `task.eval_items`.",
     ),
     esperado=lambda ns: {"my_point": _ponto(ns)},
     entradas=_entradas_ex1,
     rtol=1e-3, atol=1e-3,
     erros_comuns=(
-        ErroComum("a margem saiu com o sinal trocado (log p(labels[0]) − log p(labels[1])): a acurácia e a AUC "
-                  "ficaram espelhadas. A margem favorece `task.labels[1]`, o rótulo positivo.",
+        ErroComum("a margem saiu com o sinal trocado (log p(labels[0]) − log p(labels[1])): as margens, a acurácia "
+                  "e a AUC ficaram espelhadas. A margem favorece `task.labels[1]`, o rótulo positivo.",
                   lambda ns: {"my_point": _ponto(ns, espelhada=True)}),
         ErroComum("a \"acurácia\" é a fração de frases previstas positivas: compare a previsão (margem > 0) com o "
                   "rótulo verdadeiro de cada frase.",
@@ -91,7 +98,7 @@ ex1 = Exercicio(
     inicio="""
 def my_point(task, demos):
     \"\"\"Um ponto da curva (seção 5.3.2): as margens log p(labels[1]) − log p(labels[0]) das frases de
-    task.eval_items depois do prompt com os exemplos `demos`; devolve (acurácia no limiar 0, AUC).\"\"\"
+    task.eval_items depois do prompt com os exemplos `demos`; devolve (margens, acurácia no limiar 0, AUC).\"\"\"
     return ____
 """,
     seguir="measure_point = my_point",

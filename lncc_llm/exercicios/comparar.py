@@ -60,7 +60,8 @@ def comparar(obtido, esperado, *, rtol: float = 1e-4, atol: float = 1e-6, nome: 
         if obtido.strip() != esperado.strip():
             raise Incorreto(f"{nome} não é o texto esperado.")
         return
-    if isinstance(esperado, (list, tuple)) and any(isinstance(x, (str, dict)) for x in esperado):
+    if isinstance(esperado, (list, tuple)) and (any(isinstance(x, (str, dict)) for x in esperado)
+                                                or como_array(esperado) is None):   # ou partes de formatos diferentes
         if not isinstance(obtido, (list, tuple)) or len(obtido) != len(esperado):
             raise Incorreto(f"{nome} deveria ser uma lista com {len(esperado)} itens.")
         for i, (a, b) in enumerate(zip(obtido, esperado)):

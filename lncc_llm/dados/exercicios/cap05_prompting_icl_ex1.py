@@ -9,5 +9,5 @@ def my_point(task, demos):
     pos = [m for m, p in zip(margins, positive) if p]
     neg = [m for m, p in zip(margins, positive) if not p]
     auc = sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
-    return accuracy, auc
+    return margins, accuracy, auc
 
