@@ -54,10 +54,10 @@ def test_the_book_gets_back_every_admonition_and_citation():
                 assert "<div class=\"admonition" not in cell["source"]
                 assert '"cite:' not in cell["source"]
     # os números da revisão de 2026-11 (43 caixas, 174 {cite} e 11 {cite:t}), mais as 5 comparações com
-    # o texto-base e 1 com a resolução da prova da issue 51 (cap01 ×2, cap02_atencao, cap03 ×2, apA), e
-    # nenhum a menos
+    # o texto-base e 1 com a resolução da prova da issue 51 (cap01 ×2, cap02_atencao, cap03 ×2, apA), o min-p
+    # (Nguyen et al., issue 52), e nenhum a menos
     assert admonitions == 49
-    assert citations == 185
+    assert citations == 186
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -181,10 +181,10 @@ def nucleus_size(logits, p, tau):
 # ---------------------------------------------------------------- exercício 4: top-k na generate_ids
 def _entradas_ex4(ns):
     p = ns["prompt"]
-    # (prompt, n_new, temperature, top_k, top_p, seed), 6 tokens cada (o laço sem cache é caro): os controles do
+    # (prompt, n_new, temperature, top_k, top_p, seed), 4 tokens cada (o laço sem cache é caro): os controles do
     # enunciado, o top-k sozinho com τ alto,
     # top-k e top-p juntos com um núcleo pequeno (a ordem importa) e top_k = 1 (tem de dar a gulosa)
-    return [(p, 6, 0.8, 20, 0.9, 3), (p, 6, 1.5, 20, 1.0, 0), (p, 6, 1.0, 10, 0.5, 0), (p, 6, 3.0, 1, 1.0, 0)]
+    return [(p, 4, 0.8, 20, 0.9, 3), (p, 4, 1.5, 20, 1.0, 0), (p, 4, 1.0, 10, 0.5, 0), (p, 4, 3.0, 1, 1.0, 0)]
 
 
 def _pela_biblioteca(ns, k_a_mais=0, ignora_k=False):

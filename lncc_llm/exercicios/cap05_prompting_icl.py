@@ -19,7 +19,7 @@ _contexto = celulas_do_notebook(NOTEBOOK, (
 # ---------------------------------------------------------------- exercício 1 (núcleo): um ponto da curva
 def _menor(task, n_por_rotulo):
     """A mesma tarefa com só as primeiras ``n_por_rotulo`` frases de avaliação de cada rótulo (a conta do leitor
-    passa pelo modelo duas vezes por frase; 16 frases bastam para conferir)."""
+    passa pelo modelo duas vezes por frase; 10 frases bastam para conferir)."""
     from dataclasses import replace
 
     itens = [i for y in task.labels for i in [it for it in task.eval_items if it["label"] == y][:n_por_rotulo]]
@@ -27,13 +27,13 @@ def _menor(task, n_por_rotulo):
 
 
 def _sorteios_ex1(ns):
-    """Dois sorteios que a lição não mostra: `foo`/`bar` com 4 exemplos (semente 77) e português com 2
-    (semente 78), em 8 + 8 frases de avaliação."""
+    """Dois sorteios que a lição não mostra: `foo`/`bar` com 2 exemplos (semente 77) e português com 1
+    (semente 78), em 5 + 5 frases de avaliação."""
     from ..icl import draw_demos
 
     tasks = ns["tasks"]
-    return [(_menor(tasks["inglês, foo/bar"], 8), draw_demos(tasks["inglês, foo/bar"], 4, seed=77)),
-            (_menor(tasks["português"], 8), draw_demos(tasks["português"], 2, seed=78))]
+    return [(_menor(tasks["inglês, foo/bar"], 5), draw_demos(tasks["inglês, foo/bar"], 2, seed=77)),
+            (_menor(tasks["português"], 5), draw_demos(tasks["português"], 1, seed=78))]
 
 
 def _entradas_ex1(ns):
