@@ -83,10 +83,11 @@ def _gulosa_do_transformers(ns, prompt, theta, n_new=12):
     device = next(model.parameters()).device
 
     def calcular():
-        entrada = tokenizer([prompt], return_tensors="pt").to(device)
-        with torch.inference_mode():
-            out = model.generate(**entrada, do_sample=False, max_new_tokens=n_new, repetition_penalty=theta)
-        return out[0, entrada["input_ids"].shape[1]:].tolist()
+        ids = torch.tensor([tokenizer(prompt)["input_ids"]], device=device)
+        with torch.no_grad():
+            saida = model.generate(ids, attention_mask=torch.ones_like(ids), do_sample=False,
+                                   max_new_tokens=n_new, repetition_penalty=theta)
+        return saida[0, ids.shape[1]:].tolist()
     return memorizar(("generate com penalidade", id(model), prompt, theta, n_new), calcular)
 
 
