@@ -1,9 +1,7 @@
-"""Exercícios conferíveis do Capítulo 4, primeira parte: o corte min-p (núcleo), a temperatura de uma razão
-e o tamanho de um núcleo (previsão) e, para ir além, o top-k no laço de geração. O exercício 3 (a atividade
-do texto-base) é de observação: fica sem verificador."""
+"""Exercícios conferíveis do Capítulo 4, primeira parte: o corte min-p (núcleo), o tamanho de um núcleo
+previsto antes de medido e, para ir além, o top-k no laço de geração. O exercício 3 (a atividade do
+texto-base) é de observação: fica sem verificador."""
 from __future__ import annotations
-
-import math
 
 from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
@@ -112,15 +110,6 @@ def my_min_p(logits, min_p):
 
 
 # ---------------------------------------------------------------- exercício 2: prever antes de medir
-def _tau_da_razao(ns, inverte=False):
-    import torch
-
-    z = ns["z"].double()
-    a, b = torch.topk(z, 2).indices.tolist()
-    delta = float(z[a] - z[b])
-    return math.log(2) / delta if inverte else delta / math.log(2)
-
-
 def _entradas_ex2(ns):
     """(logits, p, τ) que a lição não mostra: dois prompts do exercício 1 e um vetor sorteado."""
     import torch
@@ -142,20 +131,21 @@ def _nucleo(multiplica=False, sem_tau=False, menos_um=False):
 
 
 ex2 = Exercicio(
-    "cap04_inferencia_causal.ex2", "a temperatura de uma razão e o tamanho de um núcleo", ("tau_ratio_2", "nucleus_size"),
+    "cap04_inferencia_causal.ex2", "prever o tamanho de um núcleo e conferi-lo", ("prediction", "nucleus_size"),
     dicas=(
-        "Da seção 4.9: p_τ(a)/p_τ(b) = exp((z_a − z_b)/τ). Iguale a 2 e isole τ; z_a − z_b está impresso.",
+        "Para a previsão: na seção 4.9, τ < 1 aumenta a razão entre o primeiro token e os outros e baixa a "
+        "entropia. Uma distribuição mais concentrada precisa de mais ou de menos tokens para somar 0,6?",
         "Para o núcleo: divida os logits por τ, passe pelo softmax, ordene em ordem decrescente e acumule "
         "(`cumsum`); o núcleo é o menor prefixo cuja massa chega a p.",
         "O token que faz a massa cruzar p entra no núcleo: conte os que ficam abaixo de p e some esse um.",
     ),
-    esperado=lambda ns: {"tau_ratio_2": _tau_da_razao(ns), "nucleus_size": _nucleo()},
+    esperado=lambda ns: {"prediction": "menos", "nucleus_size": _nucleo()},
     entradas=_entradas_ex2,
-    rtol=5e-3,
     erros_comuns=(
-        ErroComum("τ saiu invertido: de exp(Δ/τ) = 2 vem Δ/τ = ln 2, então τ = Δ / ln 2 (um τ menor que 1, que "
-                  "concentra a distribuição e aumenta a razão de 1,35 para 2).",
-                  lambda ns: {"tau_ratio_2": _tau_da_razao(ns, inverte=True)}),
+        ErroComum("a previsão não se confirma: com τ = 0,5 os logits dobram, o primeiro token ganha massa (a "
+                  "razão da seção 4.9 vai ao quadrado) e bastam menos tokens para somar 0,6. Troque para "
+                  "\"menos\" e confira com nucleus_size(z, 0.6, 0.5).",
+                  lambda ns: {"prediction": "mais"}),
         ErroComum("o núcleo foi contado sem a temperatura: divida os logits por τ antes do softmax.",
                   lambda ns: {"nucleus_size": _nucleo(sem_tau=True)}),
         ErroComum("faltou o token que faz a massa chegar a p: o núcleo é o menor prefixo com massa ≥ p, e o "
@@ -167,7 +157,7 @@ ex2 = Exercicio(
     proibidas=("lncc_llm.sampling.top_p_filter", "lncc_llm.sampling.sampling_distribution",
                "transformers.generation.logits_process.TopPLogitsWarper", "transformers.TopPLogitsWarper"),
     inicio="""
-tau_ratio_2 = ____     # o τ em que p(' can') / p(' take') = 2 (um número)
+prediction = ____     # "mais" ou "menos": decida antes de escrever a função, e não mude depois
 
 
 def nucleus_size(logits, p, tau):

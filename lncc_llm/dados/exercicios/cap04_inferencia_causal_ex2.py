@@ -1,7 +1,4 @@
-import math
-
-a, b = torch.topk(z.double(), 2).indices.tolist()               # ' can' e ' take'
-tau_ratio_2 = (z[a] - z[b]).item() / math.log(2)                # exp(Δ/τ) = 2  =>  τ = Δ / ln 2
+prediction = "menos"        # τ = 0,5 concentra a massa nos primeiros tokens: menos tokens somam 0,6
 
 
 def nucleus_size(logits, p, tau):
@@ -10,5 +7,4 @@ def nucleus_size(logits, p, tau):
     return int((cumulative < p).sum()) + 1                      # o token que cruza p entra
 
 
-print(f"τ = {tau_ratio_2:.3f}; núcleo de p = 0,6: {nucleus_size(z, 0.6, 1.0)} tokens com τ = 1, "
-      f"{nucleus_size(z, 0.6, 0.5)} com τ = 0,5")
+print(f"núcleo de p = 0,6: {nucleus_size(z, 0.6, 1.0)} tokens com τ = 1, {nucleus_size(z, 0.6, 0.5)} com τ = 0,5")
