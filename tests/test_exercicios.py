@@ -645,3 +645,28 @@ def test_o_nucleo_de_referencia_do_cap04_e_o_do_top_p_filter():
         for p in (0.3, 0.6, 0.9):
             for tau in (0.5, 1.0, 1.5):
                 assert tamanho(z, p, tau) == len(top_p_filter(apply_temperature(z, tau), p).indices), (p, tau)
+
+
+def test_uma_funcao_do_curso_que_chama_a_proibida_por_outro_modulo_e_atalho(resolvidos):
+    """`widgets.next_token_view` chama a `sampling_distribution` que `widgets` importou com o próprio nome; o
+    nome preguiçoso `lncc_llm.top_p_filter` chega ao mesmo objeto. Os dois caminhos são atalhos, e depois da
+    conferência cada módulo volta a ter a função original (nada da armadilha fica guardado)."""
+    import lncc_llm
+    from lncc_llm import sampling, widgets
+    from lncc_llm.exercicios.cap04_inferencia_causal import ex2
+
+    ns = resolvidos(ex2)
+    originais = (sampling.top_p_filter, sampling.sampling_distribution, widgets.sampling_distribution)
+
+    def pelo_widget(logits, p, tau):
+        return widgets.next_token_view(logits, ns["tokenizer"], tau, p).nucleus_size
+
+    def pelo_nome_preguicoso(logits, p, tau):
+        return len(lncc_llm.top_p_filter(logits / tau, p).indices)
+
+    lncc_llm.__dict__.pop("top_p_filter", None)         # ainda não resolvido: a 1ª leitura é dentro da conferência
+    for atalho in (pelo_widget, pelo_nome_preguicoso):
+        resultado = ex2.checar(dict(ns, nucleus_size=atalho))
+        assert resultado.status is Status.NAO_TENTADO, (atalho.__name__, resultado)
+    assert (sampling.top_p_filter, sampling.sampling_distribution, widgets.sampling_distribution) == originais
+    assert lncc_llm.top_p_filter is sampling.top_p_filter

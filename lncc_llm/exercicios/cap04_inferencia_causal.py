@@ -142,9 +142,10 @@ ex2 = Exercicio(
     esperado=lambda ns: {"prediction": "menos", "nucleus_size": _nucleo()},
     entradas=_entradas_ex2,
     erros_comuns=(
-        ErroComum("a previsão não se confirma: com τ = 0,5 os logits dobram, o primeiro token ganha massa (a "
-                  "razão da seção 4.9 vai ao quadrado) e bastam menos tokens para somar 0,6. Troque para "
-                  "\"menos\" e confira com nucleus_size(z, 0.6, 0.5).",
+        ErroComum("a previsão não se confirmou, e vale entender por quê: com τ = 0,5 os logits dobram, o primeiro "
+                  "token ganha massa (a razão da seção 4.9 vai ao quadrado) e bastam menos tokens para somar 0,6. "
+                  "Anote o que você tinha previsto e a razão, troque `prediction` para \"menos\" e confira com "
+                  "nucleus_size(z, 0.6, 0.5).",
                   lambda ns: {"prediction": "mais"}),
         ErroComum("o núcleo foi contado sem a temperatura: divida os logits por τ antes do softmax.",
                   lambda ns: {"nucleus_size": _nucleo(sem_tau=True)}),
@@ -157,7 +158,7 @@ ex2 = Exercicio(
     proibidas=("lncc_llm.sampling.top_p_filter", "lncc_llm.sampling.sampling_distribution",
                "transformers.generation.logits_process.TopPLogitsWarper", "transformers.TopPLogitsWarper"),
     inicio="""
-prediction = ____     # "mais" ou "menos": decida antes de escrever a função, e não mude depois
+prediction = ____     # "mais" ou "menos", em minúsculas: decida antes de escrever a função
 
 
 def nucleus_size(logits, p, tau):

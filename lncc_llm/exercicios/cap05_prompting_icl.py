@@ -57,8 +57,8 @@ def _margens_ex1(ns, data, demos):
 
 
 def _ponto(ns, espelhada=False, fracao_positiva=False):
-    """A referência (as margens de `label_margins`, a acurácia no limiar 0 e a AUC com empates valendo meio) ou
-    um erro comum calculado das mesmas margens."""
+    """A referência (as margens por `sequence_logprobs` em lote, um caminho independente do `label_logprob` que o
+    leitor usa; a acurácia no limiar 0; a AUC com empates valendo meio) ou um erro comum das mesmas margens."""
     def medir(task, demos):
         m = _margens_ex1(ns, task, demos)
         verdade = np.array([item["label"] == task.labels[1] for item in task.eval_items])
@@ -93,7 +93,7 @@ ex1 = Exercicio(
                   lambda ns: {"my_point": _ponto(ns, fracao_positiva=True)}),
     ),
     proibidas=("lncc_llm.icl.label_margins", "lncc_llm.icl.kshot_curve", "lncc_llm.evaluation.auroc",
-               "lncc_llm.stats.auroc", "sklearn.metrics.roc_auc_score"),
+               "lncc_llm.stats.auroc", "sklearn.metrics.roc_auc_score", "scipy.stats.mannwhitneyu"),
     tipo="nucleo",
     inicio="""
 def my_point(task, demos):
@@ -139,8 +139,9 @@ ex2 = Exercicio(
         "`label_margins(model, tokenizer, data, order, texts)` dá as 48 margens, "
         "log p(`labels[1]`) − log p(`labels[0]`); a verdade de cada frase é "
         "`data.labels.index(item[\"label\"])`.",
-        "A AUC é `auroc(margens, acertos)`, de `lncc_llm.evaluation`, com os acertos como booleanos; a acurácia "
-        "usa o limiar 0: a fração de frases em que `(margem > 0) == verdade`.",
+        "A AUC é `auroc(margens, verdade)`, de `lncc_llm.evaluation`, com a verdade de cada frase (True quando ela é "
+        "de `labels[1]`) como booleano; a acurácia usa o limiar 0: a fração de frases em que "
+        "`(margem > 0) == verdade`.",
     ),
     esperado=lambda ns: dict(zip(("aucs", "accs"), _ordens(ns))),
     erros_comuns=(

@@ -290,12 +290,21 @@ class _AtalhoUsado(BaseException):
     """Uma função proibida foi chamada. ``BaseException``: um ``except Exception`` do leitor não a engole."""
 
 
+def _modulos_do_curso() -> list[dict]:
+    """Os dicionários dos módulos do ``lncc_llm`` já carregados (menos os dos exercícios)."""
+    return [vars(modulo) for nome, modulo in list(sys.modules.items())
+            if (nome == "lncc_llm" or nome.startswith("lncc_llm.")) and not nome.startswith("lncc_llm.exercicios")
+            and hasattr(modulo, "__dict__")]
+
+
 @contextlib.contextmanager
 def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
-    """Troca, durante a chamada do leitor, cada função proibida por uma que acusa o uso: no módulo dela e,
-    em ``globais`` (o namespace do notebook, onde a lição a importou), em todo nome ligado a ela. Assim uma
-    classe ou função da lição que a chama por um nome do notebook também acusa o atalho."""
-    trocas, trocas_globais = [], []
+    """Troca, durante a chamada do leitor, cada função proibida por uma que acusa o uso: no módulo dela, em
+    todo módulo do ``lncc_llm`` que a importou com o próprio nome (``widgets`` chama a ``sampling_distribution``
+    que importou de ``sampling``) e, em ``globais`` (o namespace do notebook, onde a lição a importou), em todo
+    nome ligado a ela. Assim uma função do curso ou da lição que a chama por outro caminho também acusa o
+    atalho. Na saída, tudo volta, inclusive o que um ``lncc_llm.<nome>`` preguiçoso tenha guardado no meio."""
+    trocas, trocas_globais, acusadoras = [], [], {}
     for caminho in caminhos:
         achado = _resolver(caminho)
         if achado is None:
@@ -306,10 +315,18 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
         def acusa(*args, _caminho=caminho, **kwargs):
             raise _AtalhoUsado(_caminho)
 
+        acusadoras[id(acusa)] = (acusa, original)
         for chave, valor in list((globais or {}).items()):
             if valor is original or _chave(valor) == _chave(original):
                 globais[chave] = acusa
                 trocas_globais.append((chave, original))
+        for dicionario in _modulos_do_curso():
+            if dicionario is getattr(dono, "__dict__", None):
+                continue
+            for chave, valor in list(dicionario.items()):
+                if valor is original:
+                    dicionario[chave] = acusa
+                    trocas_globais.append((chave, original, dicionario))
         try:
             setattr(dono, nome, acusa)
         except (AttributeError, TypeError):
@@ -323,8 +340,14 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
                 delattr(dono, nome)                       # era herdado: volta a ser
             else:
                 setattr(dono, nome, proprio)
-        for chave, original in reversed(trocas_globais):
-            globais[chave] = original
+        for troca in reversed(trocas_globais):
+            chave, original, *dicionario = troca
+            (dicionario[0] if dicionario else globais)[chave] = original
+        if acusadoras:                                    # um nome preguiçoso resolvido durante a chamada
+            for dicionario in _modulos_do_curso():
+                for chave, valor in list(dicionario.items()):
+                    if id(valor) in acusadoras and acusadoras[id(valor)][0] is valor:
+                        dicionario[chave] = acusadoras[id(valor)][1]
 
 
 _CARREGA_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"}
