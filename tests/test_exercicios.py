@@ -670,3 +670,23 @@ def test_uma_funcao_do_curso_que_chama_a_proibida_por_outro_modulo_e_atalho(reso
         assert resultado.status is Status.NAO_TENTADO, (atalho.__name__, resultado)
     assert (sampling.top_p_filter, sampling.sampling_distribution, widgets.sampling_distribution) == originais
     assert lncc_llm.top_p_filter is sampling.top_p_filter
+
+
+def test_a_margem_do_primeiro_token_pelo_generate_e_atalho(resolvidos):
+    """`generate(..., return_probs=True)` dá a distribuição do primeiro token: ler a margem dela é usar a conta
+    pronta, e o verificador da margem (cap05, segunda parte) a recusa."""
+    import math
+
+    from lncc_llm.exercicios.cap05_instrucoes_raciocinio import ex1
+    from lncc_llm.sampling import generate
+
+    ns = resolvidos(ex1)
+
+    def pelo_generate(conversation):
+        out = generate(ns["model"], ns["tokenizer"], conversation, max_new_tokens=1, greedy=True, chat=True,
+                       return_probs=True)
+        probs = out.step_probs[0]
+        return math.log(probs[ns["positive_id"]]) - math.log(probs[ns["negative_id"]])
+
+    resultado = ex1.checar(dict(ns, my_first_token_margin=pelo_generate))
+    assert resultado.status is Status.NAO_TENTADO, resultado

@@ -40,7 +40,7 @@ def _entradas_ex1(ns):
     return _sorteios_ex1(ns)
 
 
-def _margens_ex1(ns, data, demos):
+def _margens_ex1(ns, data, demos, espaco=" "):
     """As margens da referência, por um caminho independente de `label_margins` (que o leitor não pode usar): os
     ids de `prompt_ids` e as log-probabilidades dos dois rótulos em lote, por `sequence_logprobs`."""
     from ..icl import prompt_ids
@@ -48,19 +48,19 @@ def _margens_ex1(ns, data, demos):
 
     def calcular():
         prompts = [prompt_ids(ns["tokenizer"], data, demos, item["text"]) for item in data.eval_items]
-        lp = [sequence_logprobs(ns["model"], ns["tokenizer"], prompts, [" " + y] * len(prompts))
+        lp = [sequence_logprobs(ns["model"], ns["tokenizer"], prompts, [espaco + y] * len(prompts))
               for y in data.labels]
         return np.array(lp[1]) - np.array(lp[0])
-    chave = ("margens ex1", id(ns["model"]), data.labels, tuple(i["text"] for i in data.eval_items),
+    chave = ("margens ex1", espaco, id(ns["model"]), data.labels, tuple(i["text"] for i in data.eval_items),
              tuple((d["text"], d["label"]) for d in demos))
     return memorizar(chave, calcular)
 
 
-def _ponto(ns, espelhada=False, fracao_positiva=False):
+def _ponto(ns, espelhada=False, fracao_positiva=False, sem_espaco=False):
     """A referência (as margens por `sequence_logprobs` em lote, um caminho independente do `label_logprob` que o
     leitor usa; a acurácia no limiar 0; a AUC com empates valendo meio) ou um erro comum das mesmas margens."""
     def medir(task, demos):
-        m = _margens_ex1(ns, task, demos)
+        m = _margens_ex1(ns, task, demos, espaco="" if sem_espaco else " ")
         verdade = np.array([item["label"] == task.labels[1] for item in task.eval_items])
         if espelhada:
             m = -m
@@ -91,6 +91,10 @@ ex1 = Exercicio(
         ErroComum("a \"acurácia\" é a fração de frases previstas positivas: compare a previsão (margem > 0) com o "
                   "rótulo verdadeiro de cada frase.",
                   lambda ns: {"my_point": _ponto(ns, fracao_positiva=True)}),
+        ErroComum("os rótulos entraram sem o espaço da frente: no prompt, cada rótulo vem depois de um espaço "
+                  "(\"Sentiment: foo\"), então o token a pontuar é o de \" foo\", não o de \"foo\". Use "
+                  "`\" \" + task.labels[1]` e `\" \" + task.labels[0]`.",
+                  lambda ns: {"my_point": _ponto(ns, sem_espaco=True)}),
     ),
     proibidas=("lncc_llm.icl.label_margins", "lncc_llm.icl.kshot_curve", "lncc_llm.evaluation.auroc",
                "lncc_llm.stats.auroc", "sklearn.metrics.roc_auc_score", "scipy.stats.mannwhitneyu"),
