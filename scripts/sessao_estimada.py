@@ -12,8 +12,8 @@ número e uma mudança no texto mostre o efeito dela:
   com fórmulas), sem o que fica recolhido (as caixas ``dropdown``, as dicas e as soluções), sem os
   enunciados (o tempo deles está no do exercício) e sem nada de "Para ir além (opcional)" em diante;
 - **células**: 0,3 min por célula de código da lição, 0,03 min por linha de código e por linha de
-  saída impressa, 0,5 min por figura (as células dos exercícios e as recolhidas, como as soluções e
-  o código dos desenhos, não contam);
+  saída impressa, 0,5 min por figura (as células dos exercícios e as soluções não contam; de uma
+  célula de desenho recolhida, conta a figura, não o código);
 - **exercícios**: os minutos dos enunciados obrigatórios, de
   ``lncc_llm/dados/catalogo_exercicios.json``.
 
@@ -38,6 +38,7 @@ _PARA_IR_ALEM = re.compile(r"^#{2,4} .*Para ir além", re.M)
 _RECOLHIDO = re.compile(r'<details class="admonition dropdown">.*?</details>', re.S)
 _ENUNCIADO = re.compile(r"\*\*Exercício \d.*", re.S)
 _LINK = re.compile(r"\(https?://[^)]*\)")
+_NAO_E_LICAO = ("# Exercício", "# @title Solução", "# @title Instalação")
 
 
 def leitura_e_celulas(notebook: str) -> dict[str, float]:
@@ -55,14 +56,15 @@ def leitura_e_celulas(notebook: str) -> dict[str, float]:
             fonte = fonte.split("## Exercícios")[0]       # os enunciados do fim contam no exercício
             fonte = _ENUNCIADO.sub("", _RECOLHIDO.sub("", fonte))
             palavras += len(_LINK.sub("", fonte).split())
-        elif (fonte.strip() and not fonte.startswith("# Exercício")
-              and "hide-input" not in celula.get("metadata", {}).get("tags", [])):
-            codigo += 1
-            linhas_de_codigo += len(fonte.splitlines())
+        elif fonte.strip() and not fonte.startswith(_NAO_E_LICAO):
+            recolhida = "hide-input" in celula.get("metadata", {}).get("tags", [])
+            if not recolhida:              # de uma figura recolhida, lê-se a figura, não o código
+                codigo += 1
+                linhas_de_codigo += len(fonte.splitlines())
             for saida in celula.get("outputs", []):
                 if "image/png" in saida.get("data", {}):
                     figuras += 1
-                elif saida["output_type"] == "stream":
+                elif saida["output_type"] == "stream" and not recolhida:
                     linhas_de_saida += len("".join(saida["text"]).splitlines())
     minutos = (palavras / PALAVRAS_POR_MINUTO + codigo * MIN_POR_CELULA
                + (linhas_de_codigo + linhas_de_saida) * MIN_POR_LINHA + figuras * MIN_POR_FIGURA)

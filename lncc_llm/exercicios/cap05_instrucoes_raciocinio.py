@@ -112,7 +112,8 @@ ex1 = Exercicio(
     proibidas=("lncc_llm.output_format.first_token_margins", "lncc_llm.prompting.label_logprob",
                "lncc_llm.prompting.score_labels", "lncc_llm.likelihood.last_token_logits",
                "lncc_llm.likelihood.sequence_logprob", "lncc_llm.likelihood.sequence_logprobs",
-               "lncc_llm.likelihood.token_logprobs", "lncc_llm.sampling.generate"),
+               "lncc_llm.likelihood.token_logprobs", "lncc_llm.sampling.generate",
+               "lncc_llm.icl.label_margins", "lncc_llm.icl.calibrated_margins"),
     tipo="nucleo",
     inicio="""
 def my_first_token_margin(conversation):
