@@ -113,7 +113,9 @@ ex1 = Exercicio(
                "lncc_llm.prompting.score_labels", "lncc_llm.likelihood.last_token_logits",
                "lncc_llm.likelihood.sequence_logprob", "lncc_llm.likelihood.sequence_logprobs",
                "lncc_llm.likelihood.token_logprobs", "lncc_llm.sampling.generate",
-               "lncc_llm.icl.label_margins", "lncc_llm.icl.calibrated_margins"),
+               "lncc_llm.icl.label_margins", "lncc_llm.icl.calibrated_margins", "lncc_llm.beam_search.beam_search",
+               "lncc_llm.beam_search.beam_tree", "lncc_llm.likelihood.masked_logprob_sums",
+               "lncc_llm.alignment.batch_logprobs"),
     tipo="nucleo",
     inicio="""
 def my_first_token_margin(conversation):
