@@ -304,7 +304,7 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
     que importou de ``sampling``) e, em ``globais`` (o namespace do notebook, onde a lição a importou), em todo
     nome ligado a ela. Assim uma função do curso ou da lição que a chama por outro caminho também acusa o
     atalho. Na saída, tudo volta, inclusive o que um ``lncc_llm.<nome>`` preguiçoso tenha guardado no meio."""
-    trocas, trocas_globais, acusadoras = [], [], {}
+    trocas, trocas_globais, acusadoras, por_original = [], [], {}, {}
     for caminho in caminhos:
         achado = _resolver(caminho)
         if achado is None:
@@ -316,22 +316,23 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
             raise _AtalhoUsado(_caminho)
 
         acusadoras[id(acusa)] = (acusa, original)
+        por_original[id(original)] = (original, acusa)
         for chave, valor in list((globais or {}).items()):
             if valor is original or _chave(valor) == _chave(original):
                 globais[chave] = acusa
                 trocas_globais.append((chave, original))
-        for dicionario in _modulos_do_curso():
-            if dicionario is getattr(dono, "__dict__", None):
-                continue
-            for chave, valor in list(dicionario.items()):
-                if valor is original:
-                    dicionario[chave] = acusa
-                    trocas_globais.append((chave, original, dicionario))
         try:
             setattr(dono, nome, acusa)
         except (AttributeError, TypeError):
             continue
         trocas.append((dono, nome, proprio))
+    if por_original:                                  # uma passada só pelos módulos do curso
+        for dicionario in _modulos_do_curso():
+            for chave, valor in list(dicionario.items()):
+                par = por_original.get(id(valor))
+                if par is not None and valor is par[0]:
+                    dicionario[chave] = par[1]
+                    trocas_globais.append((chave, valor, dicionario))
     try:
         yield
     finally:
