@@ -344,11 +344,11 @@ def _armadilhas(caminhos: tuple[str, ...], globais: dict | None = None):
         for troca in reversed(trocas_globais):
             chave, original, *dicionario = troca
             (dicionario[0] if dicionario else globais)[chave] = original
-        if acusadoras:                                    # um nome preguiçoso resolvido durante a chamada
-            for dicionario in _modulos_do_curso():
-                for chave, valor in list(dicionario.items()):
-                    if id(valor) in acusadoras and acusadoras[id(valor)][0] is valor:
-                        dicionario[chave] = acusadoras[id(valor)][1]
+        pacote = sys.modules.get("lncc_llm")             # só o pacote guarda nomes preguiçosos (__getattr__)
+        if acusadoras and pacote is not None:            # um nome resolvido durante a chamada volta ao original
+            for chave, valor in list(vars(pacote).items()):
+                if id(valor) in acusadoras and acusadoras[id(valor)][0] is valor:
+                    vars(pacote)[chave] = acusadoras[id(valor)][1]
 
 
 _CARREGA_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"}
