@@ -341,11 +341,11 @@ def _idf_como_no_teste(ns):
 # As dez respostas sem trabalho que as revisões de 2026-11 deram como "Correto", e as duas recusas de respostas
 # certas: (exercício, o que o leitor fez, a resposta, o veredito esperado).
 CASOS_DA_REVISAO = [
-    ("cap07_treinamento_otimizacao.ex1", "o piso pela fórmula da dica 3 (SVD), sem descida",
+    ("cap07_treinamento_otimizacao.ex2", "o piso pela fórmula da dica 3 (SVD), sem descida",
      lambda ns: {"fit_rank1": _com_svd}, Status.NAO_TENTADO),
-    ("cap07_treinamento_otimizacao.ex1", "o mesmo piso por autovetores (eigh), sem descida",
+    ("cap07_treinamento_otimizacao.ex2", "o mesmo piso por autovetores (eigh), sem descida",
      lambda ns: {"fit_rank1": _com_eigh}, Status.NAO_TENTADO),
-    ("cap07_treinamento_otimizacao.ex1", "iteração de potência e uma curva inventada, sem descida",
+    ("cap07_treinamento_otimizacao.ex2", "iteração de potência e uma curva inventada, sem descida",
      lambda ns: {"fit_rank1": _por_iteracao_de_potencia}, Status.INCORRETO),
     ("cap02_atencao_camada.ex3", "a teoria digitada, sem simulação",
      lambda ns: {"raw_vars": [2, 32, 512], "scaled_vars": [1, 1, 1]}, Status.INCORRETO),
@@ -359,7 +359,7 @@ CASOS_DA_REVISAO = [
      Status.INCORRETO),
     ("cap05_instrucoes_raciocinio.ex3", "o validador ancorado só no fim",
      lambda ns: {"sentence_label": _validador_so_no_fim}, Status.INCORRETO),
-    ("cap07_sft_na_pratica.ex1", "`rates = used`, a lista impressa na seção 7.12.4",
+    ("cap07_sft_na_pratica.ex2", "`rates = used`, a lista impressa na seção 7.12.4",
      lambda ns: {"lr_at": lambda step, peak, warmup, total: [0.0, 6.7e-4, 1.3e-3, 2e-3, 1.9e-3, 1.8e-3, 1.5e-3,
                                                              1.2e-3, 8.3e-4, 5e-4, 2.3e-4, 6e-5][step % 12]},
      Status.INCORRETO),
@@ -377,7 +377,7 @@ CASOS_DA_REVISAO = [
              ns["d_model"], ns["d_ff"], ns["n_experts"], k=2, gate="switch",
              generator=__import__("torch").Generator().manual_seed(1)).double().router(ns["X"]).detach(),
          k=2, gate="switch").gates}, Status.INCORRETO),
-    ("cap06_velocidade_memoria.ex1", "99 % dos parâmetros contados",
+    ("cap06_velocidade_memoria.ex2", "99 % dos parâmetros contados",
      lambda ns: {"used_bytes": {m: 0.99 * v for m, v in ns["used_bytes"].items()}}, Status.INCORRETO),
     ("cap09_tendencias.ex2", "o limiar das 48, sem a escolha nas pares",
      lambda ns: {"held_out_accuracy": lambda conf, right, pick, test, target=0.75: ns["held_out_accuracy"](
@@ -398,7 +398,7 @@ CASOS_DA_REVISAO = [
     ("cap08_avaliacao.ex1", "o IDF ajustado com o treino e uma paráfrase de cada vez",
      lambda ns: {"best_paraphrases": [__import__("lncc_llm.contamination", fromlist=["x"]).cross_similarities(
          ns["train_texts"], [p]).max() for p in ns["paraphrases"]]}, Status.CORRETO),
-    ("cap07_treinamento_otimizacao.ex1", "o leitor trocou o `D` da seção 7.4 e respondeu com a sua função",
+    ("cap07_treinamento_otimizacao.ex2", "o leitor trocou o `D` da seção 7.4 e respondeu com a sua função",
      lambda ns: {"D": ns["D"] * 2 if "D" in ns else None}, Status.CORRETO),
 ]
 

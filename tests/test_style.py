@@ -98,3 +98,18 @@ def test_voice_margins_are_the_difference_of_two_sequence_logprobs():
     assert margins[3][2] == pytest.approx(by_hand, abs=1e-6)
     bare = st.voice_margins(model, tokenizer, without_opener=True)
     assert all(abs(a[2] - b[2]) > 1e-6 for a, b in zip(margins, bare))   # as aberturas mudam a margem
+
+
+def test_style_report_counts_hits_and_means(capsys):
+    from lncc_llm.style import heldout_conversations, print_style_scores, style_report
+
+    heldout = heldout_conversations()
+    texts = ["In technical terms, the anomaly." if v == "cientifico" else "Hey! Basically super." for _, v, _ in heldout]
+    rows, means, hits = style_report(heldout, texts + ["resposta sem voz"])
+    assert hits == len(heldout) and means == {"cientifico": 1.0, "casual": -1.0}
+    trocadas = [texts[i + 1] if i % 2 == 0 else texts[i - 1] for i in range(len(texts))]
+    assert style_report(heldout, trocadas)[2] == 0
+    print_style_scores(heldout, texts)
+    assert "+in technical terms" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="uma resposta por conversa"):
+        style_report(heldout, texts[:3])

@@ -26,7 +26,8 @@ CAPITULOS = ("cap01_introducao", "cap02_nucleo_transformer", "cap02_atencao_cama
              "cap03_moe_bloco", "cap04_inferencia_causal", "cap04_feixe_cache", "apendice_a_gpt_do_zero",
              "apendice_a_treino", "apendice_b_llama_do_zero", "cap05_prompting_icl",
              "cap05_instrucoes_raciocinio", "cap06_pretreinamento_otimizacao", "cap06_velocidade_memoria",
-             "cap07_treinamento_otimizacao", "cap07_sft_lora_qlora", "cap07_sft_na_pratica",
+             "cap07_treinamento_otimizacao", "cap07_sft_lora_qlora", "cap07_metodos_comparados",
+             "cap07_sft_na_pratica",
              "cap08_alinhamento", "cap08_rl_grpo", "cap08_avaliacao", "cap08_vieses_harness",
              "cap09_tendencias")
 NOTEBOOKS = CAPITULOS

@@ -1,4 +1,5 @@
-"""Exercícios conferíveis do Capítulo 6, segunda parte (o maior modelo que cabe numa placa de vídeo)."""
+"""Exercícios conferíveis do Capítulo 6, segunda parte: os bytes que uma camada de 4 bits move (núcleo, uma
+previsão antes da medida) e o maior modelo que cabe numa placa de vídeo."""
 from __future__ import annotations
 
 import math
@@ -10,8 +11,87 @@ NOTEBOOK = "cap06_velocidade_memoria"
 _CONFIGURACAO = ("6b2e0001", "6b2e0003")          # setup_notebook e as importações da seção 6.2
 
 
-# ---------------------------------------------------------------- exercício 1: qual placa?
-_contexto_ex1 = celulas_do_notebook(NOTEBOOK, _CONFIGURACAO, extra='''
+# ---------------------------------------------------------------- exercício 1 (núcleo): os bytes de uma camada
+def _camadas_de_teste():
+    """Camadas de 4 bits que a lição não usa: a q_proj (576 × 576) e a k_proj (576 × 192) do nf4, e a up_proj
+    (576 → 1 536) e a o_proj do fp4, em camadas diferentes da 0."""
+    from ..quantization import load_decoder_quantized
+
+    nf4 = load_decoder_quantized("nf4")[0].model.layers
+    fp4 = load_decoder_quantized("fp4")[0].model.layers
+    return [nf4[3].self_attn.q_proj, nf4[17].self_attn.k_proj, fp4[8].mlp.up_proj, fp4[25].self_attn.o_proj]
+
+
+def _entradas_ex1(ns):
+    return [(camada,) for camada in _camadas_de_teste()]
+
+
+def _bytes_dos_tensores(layer):
+    """A referência, nos tensores: o armazenamento dos índices de 4 bits e dos absmax, e o da cópia float32 que a
+    ``dequantize_4bit`` devolve de fato."""
+    import bitsandbytes as bnb
+    import torch
+
+    from ..quantization import storage_bytes
+
+    estado = layer.weight.quant_state
+    with torch.no_grad():
+        copia = bnb.functional.dequantize_4bit(layer.weight.data, estado)
+    return {"quantizado": storage_bytes([layer.weight.data, estado.absmax]), "copia": storage_bytes([copia])}
+
+
+def _bytes_errados(tipo):
+    def contar(layer):
+        n = layer.in_features * layer.out_features
+        indices = n if tipo == "um byte por peso" else n // 2
+        absmax = 0 if tipo == "sem absmax" else (n // 64 if tipo == "absmax de 1 byte" else 4 * (n // 64))
+        copia = 2 * n if tipo == "cópia em 16 bits" else 4 * n
+        return {"quantizado": indices + absmax, "copia": copia}
+    return contar
+
+
+ex1 = Exercicio(
+    "cap06_velocidade_memoria.ex1", "os bytes que uma camada de 4 bits move", ("my_bytes_moved",),
+    dicas=(
+        "Conte pela forma da camada: n = `layer.in_features * layer.out_features` pesos. Cada índice tem 4 bits, "
+        "então dois cabem num byte; e cada bloco de 64 pesos tem um `absmax` float32 (4 bytes).",
+        "A cópia que a `dequantize_4bit` escreve é a matriz inteira em float32: 4 bytes por peso. Confira com os "
+        "próprios tensores: `layer.weight.data.numel()` (bytes de índices, num tensor uint8) e "
+        "`layer.weight.quant_state.absmax`.",
+        "Devolva `{\"quantizado\": índices + absmax, \"copia\": 4 * n}`; a chamada lê o quantizado, escreve a cópia "
+        "e a lê de novo no `F.linear`.",
+    ),
+    esperado=lambda ns: {"my_bytes_moved": _bytes_dos_tensores},
+    entradas=_entradas_ex1,
+    rtol=1e-3, atol=0,
+    erros_comuns=(
+        ErroComum("os índices ficaram com um byte por peso: são 4 bits, dois por byte (o tensor de pesos da camada "
+                  "é uint8 com n/2 elementos).", lambda ns: {"my_bytes_moved": _bytes_errados("um byte por peso")}),
+        ErroComum("faltou o `absmax`: a `dequantize_4bit` lê também um float32 por bloco de 64 pesos.",
+                  lambda ns: {"my_bytes_moved": _bytes_errados("sem absmax")}),
+        ErroComum("o `absmax` ficou com 1 byte por bloco, que é o da quantização dupla; estas camadas são nf4 e fp4 "
+                  "simples, com o `absmax` em float32 (4 bytes).",
+                  lambda ns: {"my_bytes_moved": _bytes_errados("absmax de 1 byte")}),
+        ErroComum("a cópia ficou em 16 bits: as contas dos 4 bits do curso são em float32 "
+                  "(`bnb_4bit_compute_dtype`), e a cópia tem 4 bytes por peso.",
+                  lambda ns: {"my_bytes_moved": _bytes_errados("cópia em 16 bits")}),
+    ),
+    proibidas=("lncc_llm.quant4bit.linear4bit_bytes", "lncc_llm.quantization.model_bytes",
+               "lncc_llm.quantization.storage_bytes"),
+    tipo="nucleo",
+    inicio="""
+def my_bytes_moved(layer):
+    \"\"\"Os bytes de uma chamada de `layer` (uma bnb.nn.Linear4bit, nf4 ou fp4 simples): "quantizado" (índices
+    de 4 bits e absmax float32, que a dequantize_4bit lê) e "copia" (a matriz float32 que ela escreve).\"\"\"
+    return ____
+""",
+    seguir="linear4bit_bytes = my_bytes_moved",
+    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO + ("6b2e0006",)),
+)
+
+
+# ---------------------------------------------------------------- exercício 2: qual placa?
+_contexto_ex2 = celulas_do_notebook(NOTEBOOK, _CONFIGURACAO, extra='''
 from transformers import LlamaConfig
 
 from lncc_llm import activation_model
@@ -48,8 +128,8 @@ def _bytes_do_maior(orcamento: float, fracao: float = 1.0) -> dict:
             for metodo, base in (("lora", 2.0), ("qlora", _NF4_DUPLA))}
 
 
-ex1 = Exercicio(
-    "cap06_velocidade_memoria.ex1", "o maior modelo que cabe numa RTX 4090", ("largest", "used_bytes"),
+ex2 = Exercicio(
+    "cap06_velocidade_memoria.ex2", "o maior modelo que cabe numa RTX 4090", ("largest", "used_bytes"),
     dicas=(
         "A reserva é `activation_model(architectures[\"Llama-2-7B\"], 1024, bytes_per_value=2, "
         "trainable_norms=False)[\"total\"]`, em bytes; o orçamento é o que sobra de 24 × 10⁹ bytes, a unidade "
@@ -84,5 +164,5 @@ ex1 = Exercicio(
 largest = ____      # {"lora": ..., "qlora": ...}: o maior modelo que cabe, em bilhões de parâmetros (inteiros)
 used_bytes = ____   # {"lora": ..., "qlora": ...}: os bytes de treino desse maior modelo (training_memory, "total")
 """,
-    contexto=_contexto_ex1,
+    contexto=_contexto_ex2,
 )

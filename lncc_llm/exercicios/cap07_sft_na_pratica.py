@@ -1,14 +1,106 @@
-"""Exercícios conferíveis do Capítulo 7, terceira parte (a agenda da taxa de aprendizado)."""
+"""Exercícios conferíveis do Capítulo 7, terceira parte: o template de chat de treino (núcleo) e a agenda da
+taxa de aprendizado."""
 from __future__ import annotations
 
 import math
 
+from .comparar import Incorreto
 from .contexto import celulas_do_notebook
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap07_sft_na_pratica"
 
 TAXA, AQUECIMENTO, PASSOS = 2e-3, 3, 12
+
+
+# ---------------------------------------------------------------- exercício 1 (núcleo): o template de treino
+def _conversas():
+    """Conversas de formatos que a lição não usa: três turnos sem mensagem de sistema, um turno só sem
+    sistema, e um turno com sistema próprio e uma resposta de duas linhas."""
+    from ..style import HELDOUT_QUESTIONS
+
+    q = list(HELDOUT_QUESTIONS)
+    return [
+        [{"role": "user", "content": q[0]}, {"role": "assistant", "content": "It depends on the season."},
+         {"role": "user", "content": q[1]}, {"role": "assistant", "content": "Mostly water vapour."},
+         {"role": "user", "content": "And at night?"}, {"role": "assistant", "content": "It cools down."}],
+        [{"role": "user", "content": q[2]}, {"role": "assistant", "content": "Yes."}],
+        [{"role": "system", "content": "Answer in two lines."}, {"role": "user", "content": q[3]},
+         {"role": "assistant", "content": "First line.\nSecond line."}],
+    ]
+
+
+def _conferir_ex1(valores, ns):
+    from ..chat_template import assistant_mask_by_hand
+
+    template, tokenizer = valores["my_training_template"], ns["tokenizer"]
+    if not isinstance(template, str) or "{% generation %}" not in template.replace("{%-", "{%").replace("-%}", "%}"):
+        raise Incorreto("`my_training_template` deveria ser o texto do template (uma string) com um bloco "
+                        "`{% generation %} … {% endgeneration %}` em volta da fala do assistente.")
+    fim = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    for n, conversa in enumerate(_conversas(), start=1):
+        sistema = "sem mensagem de sistema" if conversa[0]["role"] != "system" else "com mensagem de sistema"
+        for prompt in (False, True):
+            try:
+                texto = tokenizer.apply_chat_template(conversa, tokenize=False, add_generation_prompt=prompt,
+                                                      chat_template=template)
+            except Exception as erro:                 # um template com erro de sintaxe do Jinja
+                raise Incorreto(f"o tokenizador não conseguiu usar o template: {type(erro).__name__}: {erro}. "
+                                "Confira as aspas e os blocos `{% … %}` e `{{ … }}`.") from None
+            original = tokenizer.apply_chat_template(conversa, tokenize=False, add_generation_prompt=prompt)
+            if texto != original:
+                if conversa[0]["role"] != "system" and "You are a helpful AI assistant" not in texto:
+                    raise Incorreto(f"na conversa de teste {n} ({sistema}), faltou a mensagem de sistema padrão "
+                                    "que o template do SmolLM2 põe quando a conversa não traz uma (o bloco "
+                                    "`{% if loop.first and messages[0]['role'] != 'system' %}`).")
+                if prompt:
+                    raise Incorreto("com `add_generation_prompt=True`, o texto deveria terminar com "
+                                    "`<|im_start|>assistant\\n`, como no template original (a geração usa).")
+                raise Incorreto(f"na conversa de teste {n} ({sistema}), o texto do seu template difere do "
+                                "original. O template de treino só pode acrescentar as marcas `{% generation %}`, "
+                                "sem mudar nenhum caractere do que é escrito.")
+        marcado = tokenizer.apply_chat_template(conversa, tokenize=True, return_dict=True, chat_template=template,
+                                                return_assistant_tokens_mask=True)
+        ids, certa = assistant_mask_by_hand(tokenizer, conversa)
+        obtida = list(marcado["assistant_masks"])
+        if obtida == certa:
+            continue
+        fins_certos = sum(1 for t, m in zip(ids, certa) if t == fim and m)
+        fins_seus = sum(1 for t, m in zip(ids, obtida) if t == fim and m)
+        if fins_seus < fins_certos:
+            raise Incorreto(f"na conversa de teste {n}, o `<|im_end|>` que fecha cada fala do assistente ficou fora "
+                            "da máscara: ponha-o dentro do `{% generation %}`; é ele que ensina o modelo a parar "
+                            "(seção 7.12.2).")
+        if sum(obtida) > sum(certa):
+            raise Incorreto(f"na conversa de teste {n}, a máscara marcou tokens demais: o cabeçalho "
+                            "`<|im_start|>assistant\\n` e o `\\n` depois do `<|im_end|>` ficam **fora** do "
+                            "`{% generation %}`; dentro, só o conteúdo e o `<|im_end|>`.")
+        raise Incorreto(f"na conversa de teste {n}, a máscara do seu template não é a esperada: 1 no conteúdo de "
+                        "cada fala do assistente e no seu `<|im_end|>`, 0 no resto.")
+
+
+ex1 = Exercicio(
+    "cap07_sft_na_pratica.ex1", "o template de chat de treino, com {% generation %}", ("my_training_template",),
+    dicas=(
+        "Parta do template original, impresso acima (`tokenizer.chat_template`). Ele escreve todas as mensagens "
+        "com a mesma expressão `{{'<|im_start|>' + message['role'] + …}}`; separe a do assistente com "
+        "`{% if message['role'] == 'assistant' %} … {% else %} … {% endif %}`.",
+        "Na fala do assistente, escreva o cabeçalho `'<|im_start|>assistant\\n'` fora do bloco, depois "
+        "`{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}` e, fora de novo, o "
+        "`'\\n'` final. Guarde o bloco da mensagem de sistema padrão e o `add_generation_prompt` como estão.",
+        "Em Python, monte a string em pedaços entre parênteses, como `(\"{% for message in messages %}\" "
+        "\"…\" \"{% endfor %}\")`; dentro das aspas do Jinja, `\\n` é a quebra de linha. Confira com "
+        "`tokenizer.apply_chat_template(conversa, tokenize=False, chat_template=my_training_template)`, que "
+        "deve dar o mesmo texto do original.",
+    ),
+    conferir=_conferir_ex1,
+    tipo="nucleo",
+    inicio="""
+my_training_template = ____   # o template do SmolLM2 com {% generation %} em volta da fala do assistente (uma string)
+""",
+    seguir="training_chat_template = lambda: my_training_template",
+    contexto=celulas_do_notebook(NOTEBOOK, ("7c0a0001",)),
+)
 
 
 def _fator(passo, aquecimento, total, aquecimento_desde_1=False, sem_aquecimento_no_cosseno=False, linear=False):
@@ -51,8 +143,8 @@ def _como_erro(**kw):
     return lambda ns: {"lr_at": lambda step, peak, warmup, total: peak * _fator(step, warmup, total, **kw)}
 
 
-ex1 = Exercicio(
-    "cap07_sft_na_pratica.ex1", "a taxa de cada passo, com aquecimento e cosseno", ("lr_at",),
+ex2 = Exercicio(
+    "cap07_sft_na_pratica.ex2", "a taxa de cada passo, com aquecimento e cosseno", ("lr_at",),
     dicas=(
         "Nos passos de aquecimento (0, 1, …, warmup − 1), a taxa sobe em linha reta de zero: step/warmup da "
         "taxa máxima. O primeiro passo, o 0, usa taxa zero.",

@@ -1,4 +1,5 @@
-"""Exercícios conferíveis do Capítulo 7, primeira parte (o piso do posto 1 e a faixa da quantização)."""
+"""Exercícios conferíveis do Capítulo 7, primeira parte: o gradiente de uma camada linear com softmax (núcleo),
+o piso do posto 1 e a faixa da quantização."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,93 @@ NOTEBOOK = "cap07_treinamento_otimizacao"
 _CONFIGURACAO = ("4bd5df88", "f7f479f8")          # setup_notebook e o modelo de três classes (torch, F, check)
 
 
-# ---------------------------------------------------------------- exercício 1: o piso do posto 1
+# ---------------------------------------------------------------- exercício 1 (núcleo): ∇W = (p − e_y)xᵀ
 def _entradas_ex1(ns):
+    """Camadas e entradas sorteadas que o notebook não mostra: um exemplo só (3 × 2 e 7 × 5), um lote de 6 e um
+    de 16 (a perda é a média), e um exemplo com logits grandes (a softmax precisa ficar estável)."""
+    import torch
+
+    g = torch.Generator().manual_seed(7_45)
+
+    def sorteio(d, k, n=None, escala=1.0):
+        W = escala * torch.randn(d, k, generator=g, dtype=torch.float64)
+        if n is None:
+            return W, torch.randn(k, generator=g, dtype=torch.float64), int(torch.randint(0, d, (1,), generator=g))
+        return W, torch.randn(n, k, generator=g, dtype=torch.float64), torch.randint(0, d, (n,), generator=g)
+    return [sorteio(3, 2), sorteio(7, 5), sorteio(4, 3, n=6), sorteio(10, 8, n=16), sorteio(5, 4, escala=40.0)]
+
+
+def _grad_autograd(W, x, y):
+    """A referência: o autograd do PyTorch sobre ``F.cross_entropy`` (média no lote)."""
+    import torch
+    import torch.nn.functional as F
+
+    W = W.detach().clone().requires_grad_(True)
+    X, Y = (x[None], torch.tensor([y])) if x.ndim == 1 else (x, torch.as_tensor(y))
+    with torch.enable_grad():
+        F.cross_entropy(X @ W.T, Y).backward()
+    return W.grad
+
+
+def _grad_errado(tipo):
+    def gradiente(W, x, y):
+        import torch
+
+        X, Y = (x[None], torch.tensor([y])) if x.ndim == 1 else (x, torch.as_tensor(y))
+        P = torch.softmax(X @ W.T, dim=-1)
+        E = torch.nn.functional.one_hot(Y, W.shape[0]).to(W.dtype)
+        if tipo == "sinal":
+            return (E - P).T @ X / len(Y)
+        if tipo == "sem e_y":
+            return P.T @ X / len(Y)
+        if tipo == "soma":
+            return (P - E).T @ X
+        if tipo == "transposto":
+            return X.T @ (P - E) / len(Y)
+        return (P - E).T @ X / len(Y)
+    return gradiente
+
+
+ex1 = Exercicio(
+    "cap07_treinamento_otimizacao.ex1", "o gradiente de uma camada linear com softmax", ("my_linear_ce_grad",),
+    dicas=(
+        "Comece pelas probabilidades: `p = torch.softmax(W @ x, dim=0)` para um exemplo. A derivada da perda em "
+        "relação a cada logit é `p - e_y`, com `e_y` o vetor com 1 na classe certa (`F.one_hot`, ou uma cópia "
+        "de `p` com 1 subtraído na posição `y`).",
+        "O gradiente em `W` é o produto externo de `p - e_y` (d) com `x` (k): `torch.outer(p - e_y, x)`, uma "
+        "matriz d × k, do formato de `W`.",
+        "Para um lote `x` (n, k), `y` (n,): `P = torch.softmax(x @ W.T, dim=-1)` dá uma linha por exemplo, e "
+        "`(P - E).T @ x` soma os n produtos externos; divida por n, porque o `F.cross_entropy` tira a média.",
+    ),
+    esperado=lambda ns: {"my_linear_ce_grad": _grad_autograd},
+    entradas=_entradas_ex1,
+    erros_comuns=(
+        ErroComum("o sinal está trocado: a derivada da perda em relação ao logit é `p − e_y` (a classe certa tem "
+                  "derivada negativa, e o passo −η∇ a faz subir).",
+                  lambda ns: {"my_linear_ce_grad": _grad_errado("sinal")}),
+        ErroComum("faltou o `− e_y`: a derivada de −log p_y em relação aos logits é `p − e_y`, não `p`.",
+                  lambda ns: {"my_linear_ce_grad": _grad_errado("sem e_y")}),
+        ErroComum("no lote, os produtos externos foram somados: o `F.cross_entropy` tira a média da perda, e o "
+                  "gradiente também se divide por n.",
+                  lambda ns: {"my_linear_ce_grad": _grad_errado("soma")}),
+    ),
+    proibidas=("torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward", "torch.func.grad",
+               "torch.func.vjp", "torch.func.jacrev", "torch.func.jacfwd", "torch.autograd.functional.jacobian",
+               "torch.autograd.functional.vjp", "lncc_llm.softmax_grad.linear_cross_entropy_grad"),
+    tipo="nucleo",
+    inicio="""
+def my_linear_ce_grad(W, x, y):
+    \"\"\"∇W da entropia cruzada de z = W x (seção 7.4.5): x (k,) com y inteiro, ou um lote x (n, k) com y (n,),
+    e então a média dos gradientes, como no F.cross_entropy. Devolve uma matriz do formato de W.\"\"\"
+    return ____
+""",
+    seguir="linear_cross_entropy_grad = my_linear_ce_grad",
+    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO),
+)
+
+
+# ---------------------------------------------------------------- exercício 2: o piso do posto 1
+def _entradas_ex2(ns):
     """Alvos sorteados com semente própria, que o notebook nunca mostra: um 3 × 2 de posto 2, um 3 × 2 de
     posto 1 (o piso vai a zero) e um 4 × 3 (o piso é σ₂² + σ₃², e uma função presa a 3 × 2 falha), cada um
     com um número de passos diferente do padrão; e, por fim, o 3 × 2 com só 3 passos, que não chegam ao
@@ -45,9 +131,9 @@ def _matriz(valor, nome, forma):
     return arr.astype(np.float64)
 
 
-def _conferir_ex1(valores, ns):
+def _conferir_ex2(valores, ns):
     saidas = valores["fit_rank1"]
-    for (alvo_t, passos), saida in zip(_entradas_ex1(ns), saidas):
+    for (alvo_t, passos), saida in zip(_entradas_ex2(ns), saidas):
         alvo = alvo_t.numpy()
         m, n = alvo.shape
         if not isinstance(saida, (tuple, list)) or len(saida) != 3:
@@ -93,8 +179,8 @@ def _conferir_ex1(valores, ns):
                             "cada passo da mesma descida.")
 
 
-ex1 = Exercicio(
-    "cap07_treinamento_otimizacao.ex1", "a descida de um adaptador de posto 1 até o piso", ("fit_rank1",),
+ex2 = Exercicio(
+    "cap07_treinamento_otimizacao.ex2", "a descida de um adaptador de posto 1 até o piso", ("fit_rank1",),
     dicas=(
         "Copie o laço da seção 7.4.8 para dentro da função, com `rank = 1` e `target` no lugar de `D`: "
         "`A_fit` (1 × n) começa pequeno e aleatório, `B_fit` (m × 1) começa em zero, e o Adam anda `steps` "
@@ -106,8 +192,8 @@ ex1 = Exercicio(
         "depois do primeiro (σ₂², num alvo 3 × 2); o verificador o calcula para comparar, mas a sua função "
         "tem de chegar lá descendo o gradiente.",
     ),
-    conferir=_conferir_ex1,
-    entradas=_entradas_ex1,
+    conferir=_conferir_ex2,
+    entradas=_entradas_ex2,
     erros_comuns=(),
     atalhos=(),
     proibidas=("torch.linalg.svd", "torch.linalg.svdvals", "torch.svd", "torch.svd_lowrank", "torch.pca_lowrank",
@@ -126,7 +212,7 @@ def fit_rank1(target, steps=3000):
 )
 
 
-# ---------------------------------------------------------------- exercício 2: quantização e faixa
+# ---------------------------------------------------------------- exercício 3: quantização e faixa
 FAIXAS = (0.15, 0.20, 0.30)
 
 
@@ -144,14 +230,14 @@ def _medias(ns, niveis: float = 7, cortar: bool = True, absoluto: bool = True) -
     return medias
 
 
-def _esperado_ex2(ns):
+def _esperado_ex3(ns):
     medias = _medias(ns)
     return {"mean_errors": medias, "best_c": FAIXAS[int(np.argmin(medias))],
             "q_outside": float(_quantizar(0.25, 0.20))}
 
 
-ex2 = Exercicio(
-    "cap07_treinamento_otimizacao.ex2", "o erro médio da quantização em três faixas", ("mean_errors", "best_c", "q_outside"),
+ex3 = Exercicio(
+    "cap07_treinamento_otimizacao.ex3", "o erro médio da quantização em três faixas", ("mean_errors", "best_c", "q_outside"),
     dicas=(
         "Escreva uma função `Q(w, c)` com a grade da seção 7.4.9: passo Δ = c/7 e os níveis −7…7, e o peso "
         "levado ao nível mais próximo.",
@@ -160,7 +246,7 @@ ex2 = Exercicio(
         "A grade não tem nível além de ±c: um peso de fora é cortado em [−c, c] (`clamp`) antes do "
         "arredondamento, e o erro dele deixa de ser limitado por Δ/2.",
     ),
-    esperado=_esperado_ex2,
+    esperado=_esperado_ex3,
     erros_comuns=(
         ErroComum("sem o corte em [−c, c], com c = 0,15 os pesos 0,163 e 0,20 caem em níveis além de 7, que a "
                   "grade de 4 bits não tem: use `clamp(-c, c)` antes de arredondar.",

@@ -27,7 +27,8 @@ def celula_dicas(ex: Exercicio) -> str:
 
 def celula_inicial(ex: Exercicio) -> str:
     """A célula que o leitor completa: a linha do import fica como está; as de baixo têm ``____``."""
-    o_que = ("escreva o corpo da função no lugar de cada ____" if ex.tipo == "nucleo"
+    o_que = ("escreva o corpo da função no lugar de cada ____"
+             if ex.tipo == "nucleo" and ex.inicio.startswith(("def ", "class "))
              else "troque cada ____ pela sua resposta")
     return (f"# Exercício {ex.numero} (uma dica por vez: {ex.nome}.dica()); os dois imports ficam como estão\n"
             "from lncc_llm.exercicios import ____\n"

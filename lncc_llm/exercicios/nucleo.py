@@ -478,8 +478,9 @@ class Exercicio:
         self.gradiente = gradiente          # a função do leitor treina: chamada com o autograd ligado
         self.seguir = seguir.strip()
         self.erros_explicados = tuple(erros_explicados)   # (tipo de exceção, o que ela costuma querer dizer)
-        if tipo == "nucleo" and (entradas is None or not self.seguir):
-            raise ValueError(f"{id}: um exercício núcleo pede uma função chamada em `entradas` e a linha "
+        if tipo == "nucleo" and ((entradas is None and conferir is None) or not self.seguir):
+            raise ValueError(f"{id}: um exercício núcleo pede uma função chamada em `entradas` (ou uma peça, como "
+                             "um template, que `conferir` aplica a entradas que a lição não mostra) e a linha "
                              "`seguir`, que roda o resto da lição com a versão do leitor.")
         self._dica_atual = 0
         self._erro_reconhecido: ErroComum | None = None

@@ -1,12 +1,12 @@
-double, _ = load_decoder_quantized("nf4", double_quant=True)
-single_mib, double_mib = mib(model_bytes(models["nf4"])), mib(model_bytes(double))
-absmax_mib = mib(sum(m.weight.quant_state.absmax.numel() * m.weight.quant_state.absmax.element_size()
-                     for m in models["nf4"].modules() if isinstance(m, bnb.nn.Linear4bit)))
-saved = single_mib - double_mib
-print(f"nf4: {single_mib:.1f} MiB | nf4 + quantização dupla: {double_mib:.1f} MiB | economia {saved:.1f} MiB "
-      f"dos {absmax_mib:.1f} MiB de absmax ({saved / absmax_mib:.0%})")
-d = compare_to_reference(double, stored_reference, passages)
-single = stats["nf4"]
-print(f"nf4 simples:          top-1 igual {single.top1_agreement:.3f} ± {single.top1_se:.3f} | "
-      f"KL {single.mean_kl:.4f} ± {single.kl_se:.4f}")
-print(f"com quantização dupla: top-1 igual {d.top1_agreement:.3f} ± {d.top1_se:.3f} | KL {d.mean_kl:.4f} ± {d.kl_se:.4f}")
+def my_quantize_4bit(w, levels, blocksize=64):
+    blocks = w.float().reshape(-1, blocksize)                    # pesos seguidos, um bloco por linha
+    absmax = blocks.abs().amax(dim=1, keepdim=True)              # um float32 por bloco
+    index = ((blocks / absmax)[..., None] - levels).abs().argmin(dim=-1)   # 4 bits por peso
+    return (levels[index] * absmax).reshape(w.shape)
+
+
+k_proj = reference.model.layers[2].self_attn.k_proj.weight.detach()
+fp4_levels = models["fp4"].model.layers[0].self_attn.q_proj.weight.quant_state.code
+for name, levels in (("NF4", nf4_levels), ("FP4", fp4_levels)):
+    error = (my_quantize_4bit(k_proj, levels) - k_proj).abs().mean() / k_proj.abs().mean()
+    print(f"k_proj da camada 2 em {name}: erro médio |w − ŵ| = {error:.1%} do |w| médio")

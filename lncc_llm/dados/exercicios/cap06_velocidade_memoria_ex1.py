@@ -1,11 +1,13 @@
-reserve = activation_model(architectures["Llama-2-7B"], 1024, bytes_per_value=2, trainable_norms=False)["total"]
-budget = 24e9 - reserve                 # o que sobra da placa depois das ativações
-largest, used_bytes = {}, {}
-for method in ("lora", "qlora"):
-    largest[method] = max(b for b in range(1, 200) if training_memory(b * 1e9, method)["total"] <= budget)
-    used = training_memory(largest[method] * 1e9, method)
-    used_bytes[method] = used["total"]
-    print(f"{methods[method]:<6} até {largest[method]}B parâmetros ({used['total'] / 1e9:.1f} GB de {budget / 1e9:.1f} GB; "
-          f"base {(used['pesos'] - used['gradientes']) / 1e9:.1f} GB, adaptadores com gradiente e Adam "
-          f"{(used['total'] - used['pesos'] + used['gradientes']) / 1e9:.1f} GB)")
-print(f"reserva para as ativações: {reserve / 1e9:.2f} GB ({reserve / 24e9:.0%} da placa)")
+def my_bytes_moved(layer):
+    """Os bytes de uma chamada de `layer` (uma bnb.nn.Linear4bit, nf4 ou fp4 simples): "quantizado" (índices
+    de 4 bits e absmax float32, que a dequantize_4bit lê) e "copia" (a matriz float32 que ela escreve)."""
+    n = layer.in_features * layer.out_features
+    indices = n // 2                                   # 4 bits: dois índices por byte
+    absmax = 4 * (n // 64)                             # um float32 por bloco de 64 pesos
+    return {"quantizado": indices + absmax, "copia": 4 * n}
+
+
+q_proj = models["nf4"].model.layers[0].self_attn.q_proj
+print(f"q_proj da camada 0: {my_bytes_moved(q_proj)}")
+check("índices de 4 bits: o tensor uint8 da camada tem n/2 bytes",
+      q_proj.weight.data.numel(), q_proj.in_features * q_proj.out_features // 2)
