@@ -154,31 +154,33 @@ def style_score(text: str) -> float:
 def style_report(heldout, texts) -> tuple[list, dict[str, float], int]:
     """O escore e as marcas de cada resposta reservada, o escore médio por voz e o acerto de voz.
 
-    ``heldout`` é a lista de ``heldout_conversations()`` e ``texts`` as respostas, na mesma ordem (uma resposta
-    a mais, a da conversa sem voz, é ignorada). Devolve ``(linhas, médias, acertos)``: cada linha é
-    ``(pergunta, voz, escore, marcas)``; o acerto conta as respostas cujo sinal do escore bate com a voz.
+    ``heldout`` é a lista de ``heldout_conversations()`` e ``texts`` as respostas, na mesma ordem
+    (uma resposta a mais, a da conversa sem voz, é ignorada). Devolve ``(linhas, médias,
+    acertos)``: cada linha é ``(pergunta, voz, escore, marcas)``; o acerto conta as respostas cujo
+    sinal do escore bate com a voz.
     Ver Capítulo 7, seção 7.7.
     """
     if len(texts) < len(heldout):
-        raise ValueError(f"São {len(heldout)} conversas reservadas e só {len(texts)} respostas: passe uma "
-                         "resposta por conversa, na ordem de `heldout_conversations()`.")
+        raise ValueError(f"São {len(heldout)} conversas reservadas e só {len(texts)} respostas: "
+                         "passe uma resposta por conversa, na ordem de `heldout_conversations()`.")
     rows = [(question, voice, style_score(text), style_matches(text))
             for (question, voice, _), text in zip(heldout, texts)]
-    means = {voice: sum(s for _, v, s, _ in rows if v == voice) / sum(v == voice for _, v, _, _ in rows)
-             for voice in VOICES}
+    means = {voice: (sum(s for _, v, s, _ in rows if v == voice)
+                     / sum(v == voice for _, v, _, _ in rows)) for voice in VOICES}
     hits = sum((s > 0) if voice == "cientifico" else (s < 0) for _, voice, s, _ in rows)
     return rows, means, hits
 
 
 def print_style_scores(heldout, texts) -> None:
-    """Imprime, para cada resposta reservada, a pergunta, a voz, o escore e as marcas que o produziram.
+    """Imprime, para cada resposta reservada, a pergunta, a voz, o escore e as marcas que o
+    produziram.
 
     Ver Capítulo 7, seção 7.7.
     """
     for question, voice, s, found in style_report(heldout, texts)[0]:
-        marks = " ".join([f"+{m}" for m in found["cientifico"]] + [f"−{m}" for m in found["casual"]])
+        marks = " ".join([f"+{m}" for m in found["cientifico"]]
+                         + [f"−{m}" for m in found["casual"]])
         print(f"  {question:<24} {voice:<10} s = {s:+.2f}  {marks or '(nenhuma marca)'}")
-
 
 OPENERS: dict[str, str] = dict(_data()["aberturas"])
 

@@ -16,7 +16,6 @@ _spec.loader.exec_module(sessao)
 # Notebooks que ainda passam dos 90 minutos, cada um com a issue que os reparte ou enxuga. Quando um
 # deles baixar, tire-o daqui: o teste abaixo também falha se a lista sobrar.
 ACIMA_DE_90 = {
-    "cap07_sft_lora_qlora": "issue 53 (Capítulos 6–7)",
     "cap09_tendencias": "issue 55 (Capítulo 8, avaliação, e Capítulo 9)",
 }
 

@@ -6,8 +6,6 @@ exercício da placa de vídeo está na segunda parte (``cap06_velocidade_memoria
 """
 from __future__ import annotations
 
-import math
-
 from .comparar import Incorreto, comparar
 from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
@@ -146,10 +144,9 @@ ex1 = Exercicio(
     inicio="""
 def my_quantize_4bit(w, levels, blocksize=64):
     \"\"\"Quantiza w em 4 bits por blocos e devolve os pesos reconstruídos (seção 6.5), no formato de w.\"\"\"
-    blocks = ____   # (n_blocos, blocksize): os pesos de w em ordem, em blocos seguidos
-    absmax = ____   # (n_blocos, 1): o maior |peso| de cada bloco
-    index = ____    # o índice do nível de `levels` mais próximo de cada peso dividido pelo absmax
-    return ____     # nível × absmax, no formato de w
+    # 1. os pesos de w em ordem, em blocos de `blocksize` seguidos; 2. o maior |peso| de cada bloco (absmax);
+    # 3. o índice do nível de `levels` mais próximo de cada peso dividido pelo absmax; 4. nível × absmax
+    return ____
 """,
     seguir="fake_quantize_4bit = my_quantize_4bit",
     # o fp32 da seção 6.3, o nf4 e o fp4 da 6.5 e a tabela NF4 (a da célula da lição, lida do bitsandbytes)

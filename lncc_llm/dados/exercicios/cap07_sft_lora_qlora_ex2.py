@@ -2,7 +2,12 @@ import tempfile
 
 import torch
 from peft import LoraConfig
-from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig, set_seed
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    BitsAndBytesConfig,
+    set_seed,
+)
 from transformers.trainer_callback import PrinterCallback
 from trl import SFTConfig, SFTTrainer
 
