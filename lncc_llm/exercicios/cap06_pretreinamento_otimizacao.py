@@ -143,7 +143,9 @@ ex1 = Exercicio(
     tipo="nucleo",
     inicio="""
 def my_quantize_4bit(w, levels, blocksize=64):
-    \"\"\"Quantiza w em 4 bits por blocos e devolve os pesos reconstruídos (seção 6.5), no formato de w.\"\"\"
+    \"\"\"Quantiza w em 4 bits por blocos (seção 6.5) e devolve os pesos reconstruídos. w: float32, de
+    qualquer formato, com w.numel() múltiplo de blocksize; levels: (16,) float32 em [-1, 1]. Devolve um
+    tensor float32 do formato de w.\"\"\"
     # 1. os pesos de w em ordem, em blocos de `blocksize` seguidos; 2. o maior |peso| de cada bloco (absmax);
     # 3. o índice do nível de `levels` mais próximo de cada peso dividido pelo absmax; 4. nível × absmax
     return ____

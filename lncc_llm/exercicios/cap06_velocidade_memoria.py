@@ -58,8 +58,8 @@ ex1 = Exercicio(
         "A cópia que a `dequantize_4bit` escreve é a matriz inteira em float32: 4 bytes por peso. Confira com os "
         "próprios tensores: `layer.weight.data.numel()` (bytes de índices, num tensor uint8) e "
         "`layer.weight.quant_state.absmax`.",
-        "Devolva `{\"quantizado\": índices + absmax, \"copia\": 4 * n}`; a chamada lê o quantizado, escreve a cópia "
-        "e a lê de novo no `F.linear`.",
+        "Devolva um dicionário com as duas chaves, `\"quantizado\"` e `\"copia\"`, em bytes (inteiros); a chamada "
+        "lê o quantizado, escreve a cópia e a lê de novo no `F.linear`.",
     ),
     esperado=lambda ns: {"my_bytes_moved": _bytes_dos_tensores},
     entradas=_entradas_ex1,
@@ -86,7 +86,8 @@ def my_bytes_moved(layer):
     return ____
 """,
     seguir="linear4bit_bytes = my_bytes_moved",
-    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO + ("6b2e0006",)),
+    # só o nf4, não os seis formatos da lição
+    contexto=celulas_do_notebook(NOTEBOOK, _CONFIGURACAO, extra='models = {"nf4": load_decoder_quantized("nf4")[0]}\n'),
 )
 
 

@@ -59,6 +59,10 @@ def _errada(tipo):
             return float(np.expm1(logs.mean())), float(logs.std(ddof=0) / np.sqrt(n))
         if tipo == "desvio, não EP":
             return float(np.expm1(logs.mean())), float(logs.std(ddof=1))
+        if tipo == "log, sem voltar":
+            return float(logs.mean()), float(logs.std(ddof=1) / np.sqrt(n))
+        if tipo == "trocado":
+            return float(logs.std(ddof=1) / np.sqrt(n)), float(np.expm1(logs.mean()))
         return float(np.expm1(logs.mean())), float(logs.std(ddof=1) / np.sqrt(n))
     return medir
 
@@ -87,6 +91,11 @@ ex1 = Exercicio(
                   "(`statistics.stdev`, ou `ddof=1`).", lambda ns: {"my_paired_change": _errada("ddof 0")}),
         ErroComum("esse é o desvio-padrão dos logs, não o erro-padrão da média: divida por √n.",
                   lambda ns: {"my_paired_change": _errada("desvio, não EP")}),
+        ErroComum("a mudança ficou na escala do log: volte à escala da razão com `math.expm1(média)` "
+                  "(`exp(média) − 1`); o EP, este sim, fica no log.",
+                  lambda ns: {"my_paired_change": _errada("log, sem voltar")}),
+        ErroComum("a ordem da resposta está trocada: devolva `(mudança, ep)`, a mudança primeiro.",
+                  lambda ns: {"my_paired_change": _errada("trocado")}),
     ),
     proibidas=("lncc_llm.forgetting.paired_change", "lncc_llm.training.mean_and_se", "scipy.stats.sem",
                "scipy.stats.ttest_rel", "scipy.stats.ttest_1samp"),

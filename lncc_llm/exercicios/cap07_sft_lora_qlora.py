@@ -7,7 +7,7 @@ Do exercício do LoRA só em q e v, confere-se a contagem; a junção do adaptad
 from __future__ import annotations
 
 from .comparar import Incorreto
-from .contexto import celulas_do_notebook
+from .contexto import celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap07_sft_lora_qlora"
@@ -36,7 +36,7 @@ def _entradas_ex1(ns):
     return [caso(camadas[9].self_attn.k_proj.weight, 8, 16, (2, 5), False),
             caso(camadas[21].mlp.down_proj.weight, 4, 32, (3,), False),
             caso(0.1 * torch.randn(7, 5, generator=g), 1, 4, (2, 3), True),
-            caso(0.1 * torch.randn(12, 9, generator=g), 8, 8, (4,), True),
+            caso(0.1 * torch.randn(12, 9, generator=g), 8, 12, (4,), True),
             caso(0.1 * torch.randn(6, 10, generator=g), 2, 1, (), False)]
 
 
@@ -113,7 +113,7 @@ base, tokenizer = load_decoder()
 
 
 # ---------------------------------------------------------------- exercício 2: o código do QLoRA
-_CAMPOS_SFT = {"max_steps": 2, "learning_rate": 2e-3, "lr_scheduler_type": "constant", "warmup_steps": 0,
+_CAMPOS_SFT = {"eval_strategy": "no", "max_steps": 2, "learning_rate": 2e-3, "lr_scheduler_type": "constant", "warmup_steps": 0,
                "per_device_train_batch_size": 4, "max_length": 128, "seed": 0, "use_cpu": True, "bf16": False,
                "gradient_checkpointing": False}
 
@@ -126,12 +126,8 @@ def _valor(config, campo):
 def _conferir_ex2(valores, ns):
     import torch
     from peft import LoraConfig
-    from transformers import AutoModelForCausalLM, BitsAndBytesConfig, set_seed
+    from transformers import BitsAndBytesConfig
     from trl import SFTConfig
-
-    from ..models import ensure_decoder_cache
-    from ..quantization import use_fused_cpu_kernel
-    from ..trainers import make_trainer, run_training
 
     bnb_config, peft_config, args = valores["bnb_config"], valores["qlora_peft_config"], valores["qlora_args"]
     for nome, valor, classe in (("bnb_config", bnb_config, BitsAndBytesConfig),
@@ -157,12 +153,34 @@ def _conferir_ex2(valores, ns):
         if getattr(peft_config, campo) != certo:
             raise Incorreto(f"`qlora_peft_config.{campo}` = {getattr(peft_config, campo)!r}; o braço QLoRA do capítulo "
                             f"usa {certo!r}, o mesmo do LoRA (seção 7.10).")
+    if _valor(args, "eval_strategy") != "no":
+        raise Incorreto("`qlora_args` ainda pede validação (`eval_strategy`): o exercício treina sem conjunto de "
+                        "validação, então tire as linhas `eval_strategy`, `eval_steps` e "
+                        "`per_device_eval_batch_size` da configuração da seção 7.10.")
     for campo, certo in _CAMPOS_SFT.items():
         if _valor(args, campo) != certo:
             raise Incorreto(f"`qlora_args.{campo}` = {_valor(args, campo)!r}; para refazer os dois primeiros passos de "
                             f"`finetune(\"qlora\")`, use {certo!r} (a configuração da célula do LoRA na seção 7.10, "
                             "com a taxa do QLoRA).")
     # a prova: dois passos com as três configurações, contra os dois primeiros do treino da lição
+    chave = ("dois passos do QLoRA", repr(bnb_config.to_dict()), repr(sorted(peft_config.to_dict().items())),
+             repr(sorted((k, str(v)) for k, v in args.to_dict().items() if k != "output_dir")))
+    perdas = memorizar(chave, lambda: _dois_passos(bnb_config, peft_config, args, ns))
+    certas = ns["qlora"].losses[:2]
+    if len(perdas) != 2 or any(abs(a - b) > 1e-3 for a, b in zip(perdas, certas)):
+        raise Incorreto(f"as configurações estão certas campo a campo, mas os dois passos deram perdas {perdas}, e "
+                        f"os de `finetune(\"qlora\")` foram {[round(x, 4) for x in certas]}: confira os campos "
+                        "que o exercício não pede (por exemplo, `data_seed` e `optim`).")
+
+
+def _dois_passos(bnb_config, peft_config, args, ns):
+    import torch
+    from transformers import AutoModelForCausalLM, set_seed
+
+    from ..models import ensure_decoder_cache
+    from ..quantization import use_fused_cpu_kernel
+    from ..trainers import make_trainer, run_training
+
     modelo = AutoModelForCausalLM.from_pretrained(ensure_decoder_cache(), dtype=torch.float32,
                                                   quantization_config=bnb_config, device_map="cpu")
     use_fused_cpu_kernel(modelo, False)          # o kernel bf16 das CPUs com AVX512-BF16 não tem autograd
@@ -172,12 +190,7 @@ def _conferir_ex2(valores, ns):
         if parametro.requires_grad:
             parametro.data = parametro.data.float()
     run_training(treinador, remove_output_dir=False)
-    perdas = [e["loss"] for e in treinador.state.log_history if "loss" in e]
-    certas = ns["qlora"].losses[:2]
-    if len(perdas) != 2 or any(abs(a - b) > 1e-3 for a, b in zip(perdas, certas)):
-        raise Incorreto(f"as configurações estão certas campo a campo, mas os dois passos deram perdas {perdas}, e "
-                        f"os de `finetune(\"qlora\")` foram {[round(x, 4) for x in certas]}: confira os campos "
-                        "que o exercício não pede (por exemplo, `data_seed` e `optim`).")
+    return [e["loss"] for e in treinador.state.log_history if "loss" in e]
 
 
 ex2 = Exercicio(
@@ -198,11 +211,18 @@ qlora_peft_config = ____   # o LoraConfig: posto 8, α = 16, dropout 0, todas as
 qlora_args = ____          # o SFTConfig dos dois primeiros passos de finetune("qlora") (sem validação)
 """,
     contexto=celulas_do_notebook(NOTEBOOK, ("2a6c0d12", "2a6c0d14"), extra='''
-from lncc_llm import finetune, load_decoder, style_dataset
+import json
+from importlib.resources import files
+from types import SimpleNamespace
+
+from lncc_llm import load_decoder, style_dataset
 
 base, tokenizer = load_decoder()
 dataset = style_dataset()
-qlora = finetune("qlora", steps=2, eval_dataset=None)
+# fora do notebook, as perdas de finetune("qlora") da semente 0 vêm do arquivo das três sementes
+_arquivo = json.loads(files("lncc_llm").joinpath("dados/comparacao_metodos.json").read_text(encoding="utf-8"))
+qlora = SimpleNamespace(losses=next(r["perda_treino"] for r in _arquivo["metodos"]
+                                    if r["metodo"] == "qlora" and r["semente"] == 0))
 '''),
 )
 

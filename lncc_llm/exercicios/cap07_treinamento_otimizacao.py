@@ -15,7 +15,8 @@ _CONFIGURACAO = ("4bd5df88", "f7f479f8")          # setup_notebook e o modelo de
 # ---------------------------------------------------------------- exercício 1 (núcleo): ∇W = (p − e_y)xᵀ
 def _entradas_ex1(ns):
     """Camadas e entradas sorteadas que o notebook não mostra: um exemplo só (3 × 2 e 7 × 5), um lote de 6 e um
-    de 16 (a perda é a média), e um exemplo com logits grandes (a softmax precisa ficar estável)."""
+    de 16 (a perda é a média), e um exemplo com logits da ordem de 1 000, em que `exp` estoura até em float64
+    (a softmax precisa ser a estável, que subtrai o maior logit)."""
     import torch
 
     g = torch.Generator().manual_seed(7_45)
@@ -25,7 +26,7 @@ def _entradas_ex1(ns):
         if n is None:
             return W, torch.randn(k, generator=g, dtype=torch.float64), int(torch.randint(0, d, (1,), generator=g))
         return W, torch.randn(n, k, generator=g, dtype=torch.float64), torch.randint(0, d, (n,), generator=g)
-    return [sorteio(3, 2), sorteio(7, 5), sorteio(4, 3, n=6), sorteio(10, 8, n=16), sorteio(5, 4, escala=40.0)]
+    return [sorteio(3, 2), sorteio(7, 5), sorteio(4, 3, n=6), sorteio(10, 8, n=16), sorteio(5, 4, escala=400.0)]
 
 
 def _grad_autograd(W, x, y):
