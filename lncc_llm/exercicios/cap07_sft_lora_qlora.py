@@ -244,7 +244,8 @@ ex3 = Exercicio(
         "`q_proj` é 576 × 576, mas `v_proj` tem a saída das cabeças de chave/valor, que o SmolLM2 agrupa "
         "(GQA): use o dicionário `shapes` da seção 7.10.",
         "Some q e v de uma camada, multiplique pelas `cfg.num_hidden_layers` camadas e confira com "
-        "`get_peft_model(copy.deepcopy(base), lora_config(target_modules=[\"q_proj\", \"v_proj\"]))`.",
+        "`get_peft_model(copy.deepcopy(base), lora_config(target_modules=[\"q_proj\", \"v_proj\"]))` "
+        "(importe `get_peft_model` de `peft` e `lora_config` de `lncc_llm`).",
     ),
     esperado=lambda ns: {"qv_by_hand": _contagem_qv(ns)},
     erros_comuns=(
