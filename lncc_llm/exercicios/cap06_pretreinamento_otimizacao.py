@@ -183,34 +183,20 @@ def _camadas_4bit(modelo) -> list:
     return [m for m in modelo.modules() if isinstance(m, bnb.nn.Linear4bit)]
 
 
-def _bytes_guardados(tensores) -> int:
-    """Bytes dos armazenamentos distintos de ``tensores``, cada um contado uma vez."""
-    import torch
-
-    vistos, total = set(), 0
-    for t in tensores:
-        if torch.is_tensor(t):
-            armazenamento = t.untyped_storage()
-            if armazenamento.data_ptr() not in vistos:
-                vistos.add(armazenamento.data_ptr())
-                total += armazenamento.nbytes()
-    return total
-
-
 def _economia(ns) -> int:
     """Bytes que a quantização dupla tira, peça por peça do ``quant_state``: sai o ``absmax`` float32 do
     nf4 simples; entram o ``absmax`` de 8 bits, a média subtraída (``offset``) e o segundo nível (um
     ``absmax`` float32 a cada 256 blocos e a sua tabela)."""
-    from ..quantization import load_decoder_quantized
+    from ..quantization import load_decoder_quantized, storage_bytes
 
     simples, _ = load_decoder_quantized("nf4")
     dupla, _ = load_decoder_quantized("nf4", double_quant=True)   # em cache: o mesmo objeto do leitor
-    antes = _bytes_guardados(m.weight.quant_state.absmax for m in _camadas_4bit(simples))
+    antes = storage_bytes(m.weight.quant_state.absmax for m in _camadas_4bit(simples))
     depois = []
     for m in _camadas_4bit(dupla):
         estado = m.weight.quant_state
         depois += [estado.absmax, estado.offset, estado.state2.absmax, estado.state2.code]
-    return antes - _bytes_guardados(depois)
+    return antes - storage_bytes(depois)
 
 
 def _absmax_das_camadas():

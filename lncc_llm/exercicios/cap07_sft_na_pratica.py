@@ -3,6 +3,7 @@ taxa de aprendizado."""
 from __future__ import annotations
 
 import math
+import re
 
 from .comparar import Incorreto
 from .contexto import celulas_do_notebook
@@ -34,6 +35,15 @@ def _conferir_ex1(valores, ns):
     from ..chat_template import assistant_mask_by_hand
 
     template, tokenizer = valores["my_training_template"], ns["tokenizer"]
+    # o template do curso já pronto (depois de um "Run All", a lição o deixa em `training_template`) não vale:
+    # a célula que definiu a resposta, no histórico do IPython, não pode só copiá-lo
+    celula = next((c for c in reversed(ns.get("In") or []) if "my_training_template" in c and "=" in c), "")
+    codigo = "\n".join(linha for linha in celula.splitlines()          # sem comentários e sem a linha `seguir`
+                        if not linha.lstrip().startswith("#") and "lambda: my_training_template" not in linha)
+    if re.search(r"\b(training_chat_template|training_template|get_training_chat_template)\b|template_chat_treino",
+                 codigo):
+        raise Incorreto("a resposta copia o template do curso (`training_chat_template`, `training_template` ou o "
+                        "arquivo .jinja): escreva o texto do template, partindo do original impresso acima.")
     if not isinstance(template, str) or "{% generation %}" not in template.replace("{%-", "{%").replace("-%}", "%}"):
         raise Incorreto("`my_training_template` deveria ser o texto do template (uma string) com um bloco "
                         "`{% generation %} … {% endgeneration %}` em volta da fala do assistente.")

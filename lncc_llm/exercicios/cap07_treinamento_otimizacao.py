@@ -54,8 +54,6 @@ def _grad_errado(tipo):
             return P.T @ X / len(Y)
         if tipo == "soma":
             return (P - E).T @ X
-        if tipo == "transposto":
-            return X.T @ (P - E) / len(Y)
         return (P - E).T @ X / len(Y)
     return gradiente
 
