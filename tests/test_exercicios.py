@@ -1,6 +1,8 @@
 """Cada exercício conferível carrega a própria prova (issue 34), sem kernel:
 
-- a solução de referência (o código da célula recolhida) passa pelo verificador;
+- a solução de referência (o código da célula recolhida) passa pelo verificador (quando o nbval roda o
+  notebook na mesma sessão, a célula da solução já confere isso no contexto do notebook, com
+  ``solucao_recolhida``, e o teste daqui é pulado: a mesma prova não roda duas vezes);
 - cada erro comum falha com a sua própria mensagem;
 - corrupções genéricas falham (1 % a mais, formato errado, ``None``, a entrada devolvida sem mudança);
 - a lacuna ``____`` conta como "não tentado";
@@ -82,8 +84,25 @@ def test_ha_exercicios_em_todos_os_capitulos_com_resposta_computavel():
 _PRIMEIRO_VEREDITO: dict[str, str] = {}     # o HTML do veredito da referência, para a conferência do determinismo
 
 
+@pytest.fixture(scope="session")
+def conferidos_pelo_nbval(request):
+    """Os notebooks que o nbval roda nesta sessão: em cada um, a célula da solução de cada exercício roda o
+    verificador com ``solucao_recolhida`` (que levanta ``AssertionError`` se a referência não passa) e o
+    nbval compara o veredito com o guardado, que é o mesmo em duas execuções. Com o xdist, cada *worker*
+    coleta todos os itens, então a lista é a da sessão inteira."""
+    if not request.config.getoption("nbval", default=False):
+        return set()
+    return {Path(str(item.fspath)).stem for item in request.session.items if str(item.fspath).endswith(".ipynb")}
+
+
+def _notebook(ex) -> str:
+    return ex.id.split(".")[0]
+
+
 @pytest.mark.parametrize("ex", EXERCICIOS, ids=IDS)
-def test_solucao_de_referencia_passa(ex, resolvidos):
+def test_solucao_de_referencia_passa(ex, resolvidos, conferidos_pelo_nbval):
+    if _notebook(ex) in conferidos_pelo_nbval:
+        pytest.skip(f"conferido pela célula da solução de {_notebook(ex)}.ipynb, que o nbval roda nesta sessão")
     resultado = ex.checar(resolvidos(ex))
     assert resultado.status is Status.CORRETO, repr(resultado)
     _PRIMEIRO_VEREDITO[ex.id] = resultado._repr_html_()
@@ -122,11 +141,12 @@ def test_corrupcoes_genericas_falham(ex, resolvidos):
 
 
 @pytest.mark.parametrize("ex", EXERCICIOS, ids=IDS)
-def test_saida_deterministica(ex, resolvidos):
+def test_saida_deterministica(ex, resolvidos, conferidos_pelo_nbval):
     ns = resolvidos(ex)
-    # o primeiro veredito vem do teste acima, quando ele rodou neste processo (poupa uma rodada do verificador)
-    primeiro = _PRIMEIRO_VEREDITO.get(ex.id) or ex.checar(ns)._repr_html_()
-    assert ex.checar(ns)._repr_html_() == primeiro
+    if _notebook(ex) not in conferidos_pelo_nbval:   # com o nbval, o veredito certo já é comparado ao guardado
+        # o primeiro veredito vem do teste acima, quando ele rodou neste processo (poupa uma rodada do verificador)
+        primeiro = _PRIMEIRO_VEREDITO.get(ex.id) or ex.checar(ns)._repr_html_()
+        assert ex.checar(ns)._repr_html_() == primeiro
     nome = ex.variaveis[0]
     for _, errado in _corrupcoes(ns[nome]):
         a, b = ex.checar(dict(ns, **{nome: errado})), ex.checar(dict(ns, **{nome: errado}))
