@@ -418,6 +418,14 @@ CASOS_DA_REVISAO = [
     ("cap08_avaliacao.ex1", "o IDF ajustado com o treino e uma paráfrase de cada vez",
      lambda ns: {"best_paraphrases": [__import__("lncc_llm.contamination", fromlist=["x"]).cross_similarities(
          ns["train_texts"], [p]).max() for p in ns["paraphrases"]]}, Status.CORRETO),
+    ("cap07_sft_lora_qlora.ex2", "as três configurações prontas do curso",
+     lambda ns: {"bnb_config": ns["bnb_config"], "qlora_peft_config": ns["qlora_peft_config"],
+                 "In": ["bnb_config = quantization_config('nf4', double_quant=True)\n"
+                        "qlora_peft_config = lora_config()\nqlora_args = cpu_training_args(max_steps=2)"]},
+     Status.INCORRETO),
+    ("cap07_sft_lora_qlora.ex2", "o SFTConfig de `cpu_training_args`, feito em outra célula",
+     lambda ns: {"qlora_args": __import__("lncc_llm.trainers", fromlist=["x"]).cpu_training_args(
+         max_steps=2, learning_rate=2e-3)}, Status.INCORRETO),
     ("cap07_treinamento_otimizacao.ex2", "o leitor trocou o `D` da seção 7.4 e respondeu com a sua função",
      lambda ns: {"D": ns["D"] * 2 if "D" in ns else None}, Status.CORRETO),
 ]

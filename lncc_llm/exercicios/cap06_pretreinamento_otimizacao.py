@@ -16,7 +16,8 @@ MIB = 2**20
 _PROIBIDAS_4BIT = ("bitsandbytes.functional.quantize_4bit", "bitsandbytes.functional.dequantize_4bit",
                    "bitsandbytes.functional.quantize_nf4", "bitsandbytes.functional.quantize_fp4",
                    "bitsandbytes.functional.dequantize_nf4", "bitsandbytes.functional.dequantize_fp4",
-                   "bitsandbytes.nn.Params4bit", "lncc_llm.quant4bit.fake_quantize_4bit")
+                   "bitsandbytes.nn.Params4bit", "torch.ops.bitsandbytes.quantize_4bit",
+                   "torch.ops.bitsandbytes.dequantize_4bit", "lncc_llm.quant4bit.fake_quantize_4bit")
 
 
 # ---------------------------------------------------------------- exercício 1 (núcleo): o quantizador
@@ -316,6 +317,7 @@ ex2 = Exercicio(
     ),
     proibidas=("bitsandbytes.functional.quantize_blockwise", "bitsandbytes.functional.dequantize_blockwise",
                "bitsandbytes.functional.quantize_4bit", "bitsandbytes.functional.dequantize_4bit",
+               "torch.ops.bitsandbytes.quantize_blockwise", "torch.ops.bitsandbytes.dequantize_blockwise",
                "lncc_llm.quant4bit.double_quantize_absmax"),
     inicio="""
 def my_double_quant(absmax, code):

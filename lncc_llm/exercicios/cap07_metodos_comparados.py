@@ -98,7 +98,7 @@ ex1 = Exercicio(
                   lambda ns: {"my_paired_change": _errada("trocado")}),
     ),
     proibidas=("lncc_llm.forgetting.paired_change", "lncc_llm.training.mean_and_se", "scipy.stats.sem",
-               "scipy.stats.ttest_rel", "scipy.stats.ttest_1samp"),
+               "scipy.stats.mstats.sem", "scipy.stats.ttest_rel", "scipy.stats.ttest_1samp"),
     tipo="nucleo",
     inicio="""
 def my_paired_change(values, reference):

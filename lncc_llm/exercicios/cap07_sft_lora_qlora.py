@@ -1,10 +1,12 @@
-"""Exercícios conferíveis do Capítulo 7, segunda parte: o *forward* da camada LoRA (núcleo) e o LoRA só em q
-e v.
+"""Exercícios conferíveis do Capítulo 7, segunda parte: o *forward* da camada LoRA (núcleo), as três
+configurações do QLoRA escritas à mão e o LoRA só em q e v.
 
 Do exercício do LoRA só em q e v, confere-se a contagem; a junção do adaptador treinado à base
 (``merge_and_unload``) fica na célula seguinte, com a saída recolhida.
 """
 from __future__ import annotations
+
+import re
 
 from .comparar import Incorreto
 from .contexto import celulas_do_notebook, memorizar
@@ -130,6 +132,18 @@ def _conferir_ex2(valores, ns):
     from trl import SFTConfig
 
     bnb_config, peft_config, args = valores["bnb_config"], valores["qlora_peft_config"], valores["qlora_args"]
+    # as três configurações são o exercício: as do curso prontas (`cpu_training_args`, `lora_config`,
+    # `quantization_config`) não valem. A célula da resposta, no histórico do IPython, não pode chamá-las, e
+    # a pasta temporária de `cpu_training_args` denuncia o SFTConfig feito por ela em outra célula.
+    celula = next((c for c in reversed(ns.get("In") or []) if "qlora_args" in c and "=" in c), "")
+    codigo = "\n".join(linha.split("#")[0] for linha in celula.splitlines())
+    prontas = re.findall(r"\b(cpu_training_args|lora_config|quantization_config)\b(?!\s*=[^=])",   # não o
+                         codigo)                                                              # argumento nomeado
+    if prontas or "lncc_llm_treino_" in str(getattr(args, "output_dir", "")):
+        nome = prontas[0] if prontas else "cpu_training_args"
+        raise Incorreto(f"a resposta usa a configuração pronta do curso (`{nome}`): o exercício é escrever as "
+                        "três à mão, com `BitsAndBytesConfig`, `LoraConfig` e `SFTConfig` (a célula do LoRA "
+                        "na seção 7.10 mostra o `SFTConfig`).")
     for nome, valor, classe in (("bnb_config", bnb_config, BitsAndBytesConfig),
                                 ("qlora_peft_config", peft_config, LoraConfig), ("qlora_args", args, SFTConfig)):
         if not isinstance(valor, classe):

@@ -39,7 +39,8 @@ def _conferir_ex1(valores, ns):
     # a célula que definiu a resposta, no histórico do IPython, não pode só copiá-lo
     celula = next((c for c in reversed(ns.get("In") or []) if "my_training_template" in c and "=" in c), "")
     codigo = "\n".join(linha for linha in celula.splitlines()          # sem comentários e sem a linha `seguir`
-                        if not linha.lstrip().startswith("#") and "lambda: my_training_template" not in linha)
+                        if not linha.lstrip().startswith("#")
+                        and re.sub(r"\s+", " ", linha).strip() != "training_template = my_training_template")
     if re.search(r"\b(training_chat_template|training_template|get_training_chat_template)\b|template_chat_treino",
                  codigo):
         raise Incorreto("a resposta copia o template do curso (`training_chat_template`, `training_template` ou o "
@@ -108,7 +109,7 @@ ex1 = Exercicio(
     inicio="""
 my_training_template = ____   # o template do SmolLM2 com {% generation %} em volta da fala do assistente (uma string)
 """,
-    seguir="training_chat_template = lambda: my_training_template",
+    seguir="training_template = my_training_template",
     contexto=celulas_do_notebook(NOTEBOOK, ("7c0a0001",)),
 )
 

@@ -83,7 +83,8 @@ ex1 = Exercicio(
     ),
     proibidas=("torch.autograd.grad", "torch.autograd.backward", "torch.Tensor.backward", "torch.func.grad",
                "torch.func.vjp", "torch.func.jacrev", "torch.func.jacfwd", "torch.autograd.functional.jacobian",
-               "torch.autograd.functional.vjp", "lncc_llm.softmax_grad.linear_cross_entropy_grad"),
+               "torch.autograd.functional.vjp", "torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss",
+               "lncc_llm.softmax_grad.linear_cross_entropy_grad"),
     tipo="nucleo",
     inicio="""
 def my_linear_ce_grad(W, x, y):
