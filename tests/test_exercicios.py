@@ -718,3 +718,27 @@ def test_a_margem_do_primeiro_token_pelo_generate_e_atalho(resolvidos):
 
     resultado = ex1.checar(dict(ns, my_first_token_margin=pelo_generate))
     assert resultado.status is Status.NAO_TENTADO, resultado
+
+
+def test_o_qlora_a_mao_nao_confunde_os_nomes_do_leitor_com_as_configuracoes_do_curso():
+    """O exercício 2 do cap07 (parte 2) recusa as configurações prontas do curso lidas na célula, mas não um
+    objeto do leitor com o mesmo nome, nem o argumento nomeado `quantization_config=` do `from_pretrained`."""
+    from lncc_llm.exercicios.cap07_sft_lora_qlora import _prontas_lidas
+
+    assert _prontas_lidas("m = M.from_pretrained(d, quantization_config=bnb_config)\nqlora_args = 1") == []
+    assert _prontas_lidas("x = f(model_init_kwargs={'quantization_config': bnb_config})\nqlora_args = 1") == []
+    assert _prontas_lidas("lora_config = LoraConfig(r=8)\nqlora_peft_config = lora_config\nqlora_args = 1") == []
+    assert _prontas_lidas("bnb_config = quantization_config('nf4')\nqlora_args = 1") == ["quantization_config"]
+    assert _prontas_lidas("from lncc_llm.trainers import cpu_training_args as c\nqlora_args = c()") == [
+        "cpu_training_args"]
+
+
+def test_a_linha_seguir_do_template_nao_conta_como_copia():
+    """No cap07 (parte 3), a linha `seguir` descomentada, com espaços ou um comentário, não é cópia do template
+    do curso; o template do curso na mesma célula é."""
+    from lncc_llm.exercicios.cap07_sft_na_pratica import _linha_seguir
+
+    for linha in ("training_template = my_training_template", "training_template=my_training_template  # o meu"):
+        assert _linha_seguir(linha)
+    assert not _linha_seguir("training_template = training_chat_template()")
+    assert not _linha_seguir("my_training_template = training_template")

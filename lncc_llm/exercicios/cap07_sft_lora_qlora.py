@@ -125,6 +125,26 @@ def _valor(config, campo):
     return getattr(valor, "value", valor)
 
 
+_PRONTAS_EX2 = ("cpu_training_args", "lora_config", "quantization_config")
+
+
+def _prontas_lidas(celula: str) -> list[str]:
+    """Os nomes das configurações prontas do curso que a célula lê (importa, chama ou copia) sem tê-los
+    definido ela mesma: um `lora_config = LoraConfig(...)` do leitor e o argumento `quantization_config=`
+    não contam."""
+    import ast
+
+    try:
+        arvore = ast.parse(celula)
+    except SyntaxError:                       # uma mágica do IPython: só os nomes chamados
+        return re.findall(r"\b(" + "|".join(_PRONTAS_EX2) + r")\s*\(", celula)
+    definidos = {n.id for n in ast.walk(arvore) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    lidos = [n.id for n in ast.walk(arvore) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    importados = [a.name for n in ast.walk(arvore) if isinstance(n, ast.ImportFrom)
+                  for a in n.names if a.name in _PRONTAS_EX2]        # com ou sem `as`
+    return importados + [nome for nome in lidos if nome in _PRONTAS_EX2 and nome not in definidos]
+
+
 def _conferir_ex2(valores, ns):
     import torch
     from peft import LoraConfig
@@ -136,9 +156,7 @@ def _conferir_ex2(valores, ns):
     # `quantization_config`) não valem. A célula da resposta, no histórico do IPython, não pode chamá-las, e
     # a pasta temporária de `cpu_training_args` denuncia o SFTConfig feito por ela em outra célula.
     celula = next((c for c in reversed(ns.get("In") or []) if "qlora_args" in c and "=" in c), "")
-    codigo = "\n".join(linha.split("#")[0] for linha in celula.splitlines())
-    prontas = re.findall(r"\b(cpu_training_args|lora_config|quantization_config)\b(?!\s*=[^=])",   # não o
-                         codigo)                                                              # argumento nomeado
+    prontas = _prontas_lidas(celula)
     if prontas or "lncc_llm_treino_" in str(getattr(args, "output_dir", "")):
         nome = prontas[0] if prontas else "cpu_training_args"
         raise Incorreto(f"a resposta usa a configuração pronta do curso (`{nome}`): o exercício é escrever as "

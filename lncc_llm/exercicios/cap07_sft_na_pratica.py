@@ -31,6 +31,11 @@ def _conversas():
     ]
 
 
+def _linha_seguir(linha: str) -> bool:
+    """A linha `seguir` do exercício 1, descomentada (com espaços ou um comentário): ela não é cópia."""
+    return re.fullmatch(r"\s*training_template\s*=\s*my_training_template\s*(#.*)?", linha) is not None
+
+
 def _conferir_ex1(valores, ns):
     from ..chat_template import assistant_mask_by_hand
 
@@ -40,7 +45,7 @@ def _conferir_ex1(valores, ns):
     celula = next((c for c in reversed(ns.get("In") or []) if "my_training_template" in c and "=" in c), "")
     codigo = "\n".join(linha for linha in celula.splitlines()          # sem comentários e sem a linha `seguir`
                         if not linha.lstrip().startswith("#")
-                        and re.sub(r"\s+", " ", linha).strip() != "training_template = my_training_template")
+                        and not _linha_seguir(linha))
     if re.search(r"\b(training_chat_template|training_template|get_training_chat_template)\b|template_chat_treino",
                  codigo):
         raise Incorreto("a resposta copia o template do curso (`training_chat_template`, `training_template` ou o "
