@@ -21,6 +21,8 @@ LORA_TARGETS = ("q_proj", "v_proj")
 #: Todas as camadas lineares dos blocos (sem a cabeça de saída), como no artigo do QLoRA.
 ALL_LINEAR = "all-linear"
 
+# o prefixo da pasta temporária que cpu_training_args cria quando não recebe output_dir
+TEMP_PREFIX = "lncc_llm_treino_"
 TRAINERS = ("sft", "dpo", "grpo", "reward")
 
 
@@ -51,7 +53,7 @@ def cpu_training_args(output_dir: str | None = None, trainer: str = "sft", **ove
     config_class = {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "grpo": trl.GRPOConfig,
                     "reward": trl.RewardConfig}[trainer]
     if output_dir is None:
-        output_dir = tempfile.mkdtemp(prefix="lncc_llm_treino_")
+        output_dir = tempfile.mkdtemp(prefix=TEMP_PREFIX)
     settings = dict(
         output_dir=output_dir,
         bf16=False,

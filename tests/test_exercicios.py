@@ -418,6 +418,9 @@ CASOS_DA_REVISAO = [
     ("cap08_avaliacao.ex1", "o IDF ajustado com o treino e uma paráfrase de cada vez",
      lambda ns: {"best_paraphrases": [__import__("lncc_llm.contamination", fromlist=["x"]).cross_similarities(
          ns["train_texts"], [p]).max() for p in ns["paraphrases"]]}, Status.CORRETO),
+    ("cap07_sft_na_pratica.ex1", "o template do curso guardado numa variável de outra célula",
+     lambda ns: {"my_training_template": __import__("lncc_llm.chat_template", fromlist=["x"]).training_chat_template(),
+                 "In": ["t = training_chat_template()", "my_training_template = t"]}, Status.INCORRETO),
     ("cap07_sft_lora_qlora.ex2", "as três configurações prontas do curso",
      lambda ns: {"bnb_config": ns["bnb_config"], "qlora_peft_config": ns["qlora_peft_config"],
                  "In": ["bnb_config = quantization_config('nf4', double_quant=True)\n"

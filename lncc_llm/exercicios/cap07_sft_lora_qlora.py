@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from .comparar import Incorreto
-from .contexto import celulas_do_notebook, memorizar
+from .contexto import celula_da_resposta, celulas_do_notebook, memorizar
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap07_sft_lora_qlora"
@@ -155,9 +155,10 @@ def _conferir_ex2(valores, ns):
     # as três configurações são o exercício: as do curso prontas (`cpu_training_args`, `lora_config`,
     # `quantization_config`) não valem. A célula da resposta, no histórico do IPython, não pode chamá-las, e
     # a pasta temporária de `cpu_training_args` denuncia o SFTConfig feito por ela em outra célula.
-    celula = next((c for c in reversed(ns.get("In") or []) if "qlora_args" in c and "=" in c), "")
-    prontas = _prontas_lidas(celula)
-    if prontas or "lncc_llm_treino_" in str(getattr(args, "output_dir", "")):
+    from ..trainers import TEMP_PREFIX
+
+    prontas = _prontas_lidas(celula_da_resposta(ns, "qlora_args"))
+    if prontas or TEMP_PREFIX in str(getattr(args, "output_dir", "")):
         nome = prontas[0] if prontas else "cpu_training_args"
         raise Incorreto(f"a resposta usa a configuração pronta do curso (`{nome}`): o exercício é escrever as "
                         "três à mão, com `BitsAndBytesConfig`, `LoraConfig` e `SFTConfig` (a célula do LoRA "

@@ -6,7 +6,7 @@ import math
 import re
 
 from .comparar import Incorreto
-from .contexto import celulas_do_notebook
+from .contexto import celula_da_resposta, celulas_do_notebook, sem_comentarios
 from .nucleo import ErroComum, Exercicio, ____  # noqa: F401  (____: a lacuna da célula inicial)
 
 NOTEBOOK = "cap07_sft_na_pratica"
@@ -42,14 +42,17 @@ def _conferir_ex1(valores, ns):
     template, tokenizer = valores["my_training_template"], ns["tokenizer"]
     # o template do curso já pronto (depois de um "Run All", a lição o deixa em `training_template`) não vale:
     # a célula que definiu a resposta, no histórico do IPython, não pode só copiá-lo
-    celula = next((c for c in reversed(ns.get("In") or []) if "my_training_template" in c and "=" in c), "")
-    codigo = "\n".join(linha for linha in celula.splitlines()          # sem comentários e sem a linha `seguir`
-                        if not linha.lstrip().startswith("#")
-                        and not _linha_seguir(linha))
-    if re.search(r"\b(training_chat_template|training_template|get_training_chat_template)\b|template_chat_treino",
-                 codigo):
+    from ..chat_template import training_chat_template
+
+    celula = celula_da_resposta(ns, "my_training_template")
+    codigo = "\n".join(linha for linha in sem_comentarios(celula).splitlines()   # sem a linha `seguir`
+                        if not _linha_seguir(linha))
+    copiado_antes = celula and template == training_chat_template() and "generation" not in codigo
+    if copiado_antes or re.search(
+            r"\b(training_chat_template|training_template|get_training_chat_template)\b|template_chat_treino", codigo):
         raise Incorreto("a resposta copia o template do curso (`training_chat_template`, `training_template` ou o "
-                        "arquivo .jinja): escreva o texto do template, partindo do original impresso acima.")
+                        "arquivo .jinja, também por uma variável de outra célula): escreva o texto do template na "
+                        "célula do exercício, partindo do original impresso acima.")
     if not isinstance(template, str) or "{% generation %}" not in template.replace("{%-", "{%").replace("-%}", "%}"):
         raise Incorreto("`my_training_template` deveria ser o texto do template (uma string) com um bloco "
                         "`{% generation %} … {% endgeneration %}` em volta da fala do assistente.")

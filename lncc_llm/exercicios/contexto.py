@@ -74,6 +74,26 @@ def celulas_do_notebook(notebook: str, ids: tuple[str, ...] | list[str], extra: 
 _MEMORIA: dict = {}
 
 
+def celula_da_resposta(ns: dict, nome: str) -> str:
+    """O texto da última célula do histórico do IPython (``In``) que atribui ``nome``: a célula em que o
+    leitor escreveu a resposta. Fora de um kernel (nos testes), ``""``. Os verificadores a leem para recusar
+    uma resposta que só copia a peça pronta do curso."""
+    return next((c for c in reversed(ns.get("In") or []) if nome in c and "=" in c), "")
+
+
+def sem_comentarios(codigo: str) -> str:
+    """O código sem os comentários (inclusive os do fim de uma linha), pelo ``tokenize`` do Python; se o
+    texto não for Python válido (uma mágica do IPython), tira só as linhas que começam por ``#``."""
+    import io
+    import tokenize
+
+    try:
+        fichas = [f for f in tokenize.generate_tokens(io.StringIO(codigo).readline) if f.type != tokenize.COMMENT]
+        return tokenize.untokenize(fichas)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return "\n".join(linha for linha in codigo.splitlines() if not linha.lstrip().startswith("#"))
+
+
 def memorizar(chave, calcular):
     """Guarda uma conta determinística com o modelo (uma geração, um lote de margens): os testes conferem
     a mesma resposta certa e os mesmos erros comuns várias vezes, e cada conta roda uma vez por processo."""
